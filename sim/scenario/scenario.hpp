@@ -1,0 +1,59 @@
+#pragma once
+// A scenario: everything one simulated run needs, decoded from YAML into typed specs owned by
+// their modules. load_scenario() reads a file, applies `--set` overrides, pulls catalog presets
+// and reports every problem at once as file:line:col diagnostics (InputError).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kvsim/engine/engine_config.hpp"
+#include "kvsim/hw/gpu_spec.hpp"
+#include "kvsim/models/compute_spec.hpp"
+#include "kvsim/models/model_spec.hpp"
+#include "kvsim/workload/workload_spec.hpp"
+
+namespace kvsim::scenario {
+
+struct OutputSpec {
+  std::string format = "table";  // table | json | csv
+  std::string requests_out;      // per-request JSON array, empty = none
+  std::string timeseries_out;    // per-step CSV, empty = none
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::uint64_t seed = 0;
+  hw::HardwareSpec hardware;
+  models::ModelSpec model;
+  engine::EngineConfig engine;
+  models::ComputeSpec compute;
+  workload::WorkloadSpec workload;
+  OutputSpec output;
+  // Where it came from, and the resolved tree (after overrides and presets) as YAML text.
+  std::string source_file;
+  std::string resolved_yaml;
+};
+
+// One `--set path=value` override, e.g. {"engine.max_num_seqs", "128"}.
+struct Override {
+  std::string path;
+  std::string value;
+};
+
+struct LoadOptions {
+  std::vector<Override> overrides;
+  // Folder holding gpus.yaml, models.yaml, ...; empty: search scenarios/catalog next to the
+  // scenario file's ancestors, then the installed share folder.
+  std::string catalog_dir;
+};
+
+// Throws InputError with every diagnostic found.
+Scenario load_scenario(const std::string& path, const LoadOptions& options = {});
+Scenario load_scenario_text(const std::string& yaml_text, const std::string& display_name,
+                            const LoadOptions& options = {});
+
+// Parses "a.b.c=value" into an Override; throws InputError naming the flag on bad syntax.
+Override parse_override(const std::string& text);
+
+}  // namespace kvsim::scenario

@@ -1,0 +1,87 @@
+#pragma once
+// What a scenario's `workload:` section says: vLLM's multi-turn benchmark (its synthetic
+// generation config or a conversations file, driven by its closed-loop client model) or an
+// open-loop trace replay. Field meanings follow benchmarks/multi_turn/ in vLLM
+// (see docs/workloads.md).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kvsim::workload {
+
+// One numeric field of vLLM's generation config: {"distribution": name, ...params}.
+enum class DistKind { kConstant, kUniform, kLognormal, kZipf, kPoisson };
+
+struct Distribution {
+  DistKind kind = DistKind::kConstant;
+  double value = 0;          // constant
+  double min = 0, max = 0;   // uniform (inclusive); max also caps lognormal/zipf/poisson
+  bool has_max = false;
+  bool integer_bounds = true;  // uniform: both bounds were integers (randint) or not (uniform)
+  // lognormal: either average (+ median_ratio) or mean + sigma of the underlying normal
+  bool has_average = false;
+  double average = 0, median_ratio = 0.85;
+  double mean = 0, sigma = 0;
+  double alpha = 0;  // zipf exponent / poisson lambda
+};
+
+// vLLM bench_dataset.py generation config ("filetype": "generate_conversations").
+struct GenerationConfig {
+  int num_conversations = 24;
+  std::vector<std::string> text_files;  // accepted and recorded; token counts need no text
+  bool print_stats = false;
+  Distribution num_turns;                 // messages (user+assistant), rounded up to even, >= 2
+  Distribution common_prefix_num_tokens;  // sampled once for all conversations
+  Distribution prefix_num_tokens;         // per conversation, first user turn only
+  Distribution num_tokens;                // user turn length
+  Distribution output_num_tokens;         // assistant turn length
+};
+
+// Chat-template tokens the server adds around message contents (content-only token counts
+// are what the benchmark reports; the server computes over the templated prompt).
+// Llama 3.1 defaults: <|begin_of_text|> plus the default system header with its dates,
+// <|start_header_id|>role<|end_header_id|>\n\n (4) ... <|eot_id|> (1) per message,
+// and the 4-token assistant header as the generation prompt.
+struct ChatTemplate {
+  int preamble_tokens = 26;
+  int per_message_tokens = 5;
+  int generation_prompt_tokens = 4;
+};
+
+// The benchmark's client model (benchmark_serving_multi_turn.py flags).
+struct ClientSpec {
+  int num_clients = 1;
+  int max_active_conversations = 0;  // 0: = num_clients
+  std::string conversation_sampling = "round_robin";  // round_robin | random
+  double request_rate = 0;           // per client, req/s; 0 = no delay
+  std::int64_t max_num_requests = 0;  // 0 = unlimited
+  int max_turns = 0;                 // 0 = unlimited (messages, user+assistant)
+  bool warmup_step = false;
+  bool early_stop = true;
+  int limit_min_tokens = 0;  // 0: from dataset; <0: no limit; >0 with limit_max_tokens
+  int limit_max_tokens = 0;
+};
+
+struct TraceSpec {
+  std::string file;
+  std::string format = "auto";   // auto | mooncake
+  double time_scale = 1.0;       // multiply inter-arrival times
+  std::int64_t max_requests = 0;  // 0 = all
+  int hash_block_tokens = 512;   // tokens per trace hash id (Mooncake: 512)
+};
+
+struct WorkloadSpec {
+  enum class Kind { kMultiTurn, kTrace };
+  Kind kind = Kind::kMultiTurn;
+  // Multi-turn input: exactly one of an inline generation config or a vLLM input file
+  // (JSON dict = generation config, JSON list = conversations).
+  std::optional<GenerationConfig> generation;
+  std::string input_file;
+  ClientSpec clients;
+  ChatTemplate chat_template;
+  TraceSpec trace;
+  std::vector<double> warmup_percentages{0.0};
+};
+
+}  // namespace kvsim::workload
