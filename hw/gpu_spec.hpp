@@ -30,6 +30,7 @@ struct GpuSpec {
   HostLinkSpec host_link;
   bool p2p = false;                 // GPU peer-to-peer supported
   bool gpudirect = false;           // GPUDirect RDMA / Storage supported
+  std::string source;               // citations for the figures (catalog text)
 };
 
 // A GPU server: `count` identical machines each with `gpus_per_server` GPUs. Later issues add
@@ -40,6 +41,8 @@ struct ServerSpec {
   int gpus_per_server = 1;
   GpuSpec gpu;
 };
+
+int pcie_generation(PcieGen g);
 
 struct HardwareSpec {
   std::vector<ServerSpec> servers;

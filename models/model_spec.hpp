@@ -31,6 +31,7 @@ struct ModelSpec {
   int max_position_embeddings = 0;
   DType dtype = DType::kBf16;     // weight dtype
   DType kv_dtype = DType::kBf16;  // KV cache dtype (vLLM kv_cache_dtype "auto" = weight dtype)
+  std::string source;             // citations for the figures (catalog text)
 
   // KV cache bytes for one token over all layers (whole model, one GPU, no TP).
   Bytes kv_bytes_per_token() const;

@@ -117,7 +117,8 @@ std::int64_t Rng::zipf(double alpha) {
 
 std::uint64_t stable_hash(std::string_view s) {
   std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) {
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
     h ^= c;
     h *= 0x100000001b3ULL;
   }

@@ -1,0 +1,3 @@
+#include "kvsim/io/results.hpp"
+
+namespace kvsim::io {}  // namespace kvsim::io

@@ -1,0 +1,63 @@
+#pragma once
+// What one run produces: a record per request (the vLLM multi-turn benchmark's fields and
+// ours), a record per engine step, and the run's metadata. Times are in milliseconds or
+// seconds as their names say; token counts are plain integers.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kvsim::io {
+
+struct RequestRecord {
+  // The benchmark's keys (benchmark_serving_multi_turn.py RequestStats).
+  double ttft_ms = 0;
+  double tpot_ms = 0;
+  double latency_ms = 0;
+  double start_time_ms = 0;  // send time since the run started
+  int input_num_turns = 0;
+  std::int64_t input_num_tokens = 0;   // content tokens as the benchmark counts them
+  std::int64_t output_num_tokens = 0;
+  std::string conversation_id;
+  int client_id = -1;
+  // Ours.
+  std::uint64_t request_id = 0;
+  std::int64_t prompt_tokens = 0;  // as the server saw it (chat template included)
+  std::int64_t cached_tokens = 0;  // prefix-cache hit tokens at first scheduling
+  int preemptions = 0;
+  int server = 0;                  // engine replica index
+  bool counted = true;             // false for warmup-step requests
+};
+
+// One engine step.
+struct StepRecord {
+  double time_s = 0;        // step start
+  double duration_ms = 0;
+  int server = 0;
+  int running = 0;          // requests in the running queue after scheduling
+  int waiting = 0;          // requests in the waiting queue after scheduling
+  std::int64_t batch_tokens = 0;
+  int prefill_requests = 0;
+  int decode_requests = 0;
+  double kv_usage = 0;      // fraction of usable GPU blocks held by requests
+  int preemptions = 0;      // preemptions in this step
+};
+
+// Run-wide figures the engine knows that the records do not show.
+struct RunInfo {
+  std::string scenario_name;
+  std::string kvsim_version;
+  std::uint64_t seed = 0;
+  std::vector<std::string> header_lines;  // workload parameters, as the benchmark prints them
+  std::int64_t gpu_kv_cache_tokens = 0;   // per engine, as vLLM logs "GPU KV cache size"
+  std::int64_t num_gpu_blocks = 0;
+  double max_concurrency = 0;             // vLLM's "Maximum concurrency for N tokens per request"
+  std::int64_t max_model_len = 0;
+  int num_engines = 1;
+  std::int64_t prefix_cache_queries = 0;  // tokens looked up (vLLM prefix_cache_queries)
+  std::int64_t prefix_cache_hits = 0;     // tokens hit
+  std::int64_t preemptions = 0;
+  std::int64_t engine_steps = 0;
+  double simulated_seconds = 0;
+};
+
+}  // namespace kvsim::io

@@ -1,0 +1,3 @@
+#include "kvsim/scenario/scenario.hpp"
+
+namespace kvsim::scenario {}  // namespace kvsim::scenario

@@ -1,0 +1,3 @@
+#include "kvsim/workload/driver.hpp"
+
+namespace kvsim::workload {}  // namespace kvsim::workload
