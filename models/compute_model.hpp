@@ -32,7 +32,11 @@ struct BatchShape {
     prefills.clear();
     decode_contexts.clear();
   }
-  std::int64_t num_tokens() const;
+  std::int64_t num_tokens() const {
+    std::int64_t n = static_cast<std::int64_t>(decode_contexts.size());
+    for (const auto& p : prefills) n += p.new_tokens;
+    return n;
+  }
   std::int64_t num_sequences() const {
     return static_cast<std::int64_t>(prefills.size() + decode_contexts.size());
   }

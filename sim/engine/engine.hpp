@@ -1,0 +1,126 @@
+#pragma once
+// One vLLM V1 engine instance (EngineCore with its Scheduler and KVCacheManager) on one GPU.
+// Each step: schedule (vllm/v1/core/sched/scheduler.py Scheduler.schedule), time the batch with
+// a ComputeModel, then apply the outputs (update_from_output): sample one token for every
+// request whose computed tokens reached its length, finish requests at their forced length and
+// free their blocks. Times are SimTime nanoseconds.
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include "kvsim/core/units.hpp"
+#include "kvsim/engine/engine_config.hpp"
+#include "kvsim/engine/kv_cache_manager.hpp"
+#include "kvsim/engine/request.hpp"
+#include "kvsim/models/compute_model.hpp"
+
+namespace kvsim::engine {
+
+// A request that left the engine (finished or rejected at arrival).
+struct FinishedRequest {
+  std::uint64_t id = 0;
+  bool ok = true;                 // false: rejected (longer than max_model_len)
+  SimTime arrival = 0;
+  SimTime first_token_time = -1;  // engine-side, before output latency
+  SimTime finish_time = -1;
+  std::int64_t prompt_tokens = 0;
+  std::int64_t output_tokens = 0;
+  std::int64_t cached_tokens = 0;
+  int preemptions = 0;
+};
+
+// A request that produced its first output token this step.
+struct FirstToken {
+  std::uint64_t id = 0;
+  SimTime time = 0;
+};
+
+// What one step did.
+struct StepStats {
+  SimTime start = 0;
+  SimTime duration = 0;
+  int running = 0;
+  int waiting = 0;
+  std::int64_t batch_tokens = 0;
+  int prefill_requests = 0;
+  int decode_requests = 0;
+  double kv_usage = 0;
+  int preemptions = 0;
+  models::StepBreakdown breakdown;
+};
+
+// Engine-wide counters (vLLM's Prometheus counters of the same names).
+struct EngineCounters {
+  std::int64_t prefix_cache_queries = 0;  // tokens looked up by requests scheduled the first time
+  std::int64_t prefix_cache_hits = 0;
+  std::int64_t preempted_queries = 0;     // the same for resumed (preempted) requests
+  std::int64_t preempted_hits = 0;
+  std::int64_t preemptions = 0;
+  std::int64_t steps = 0;
+  std::int64_t prompt_tokens_computed = 0;
+  std::int64_t generation_tokens = 0;
+  std::int64_t rejected = 0;
+};
+
+class Engine {
+ public:
+  Engine(const EngineConfig& config, std::int64_t num_gpu_blocks, std::int64_t max_model_len,
+         const models::ComputeModel& compute);
+
+  // A request arrives at `now`. Requests whose prompt plus output exceed max_model_len are
+  // rejected as vLLM's API server does (HTTP 400) and reported through take_finished().
+  void add_request(Request req, SimTime now);
+
+  bool stepping() const { return stepping_; }
+  bool has_unfinished() const { return !running_.empty() || !waiting_.empty(); }
+
+  // Schedules one step at `now`; returns its duration, or nullopt when nothing could be
+  // scheduled (the engine idles until the next arrival).
+  std::optional<SimTime> begin_step(SimTime now);
+  // Applies the outputs of the step begun last, at its end time `now`.
+  void end_step(SimTime now);
+
+  // Events since the last call (moved out).
+  std::vector<FirstToken> take_first_tokens();
+  std::vector<FinishedRequest> take_finished();
+  const StepStats& last_step() const { return last_step_; }
+
+  const EngineCounters& counters() const { return counters_; }
+  const KvCacheManager& kv() const { return kv_; }
+  std::int64_t num_gpu_blocks() const { return kv_.pool().num_blocks(); }
+  std::int64_t max_model_len() const { return max_model_len_; }
+  int num_running() const { return static_cast<int>(running_.size()); }
+  int num_waiting() const { return static_cast<int>(waiting_.size()); }
+  // Checks block accounting: every held block referenced, free count consistent (tests).
+  void check_invariants() const;
+
+ private:
+  using Slot = std::int32_t;
+  Request& req(Slot s) { return slots_[static_cast<std::size_t>(s)]; }
+  const Request& req(Slot s) const { return slots_[static_cast<std::size_t>(s)]; }
+  void schedule(SimTime now);
+  void preempt(Slot s);
+  void finish(Slot s, SimTime now, bool ok);
+
+  EngineConfig config_;
+  std::int64_t max_model_len_;
+  const models::ComputeModel& compute_;
+  KvCacheManager kv_;
+
+  std::vector<Request> slots_;
+  std::vector<Slot> free_slots_;
+  std::vector<Slot> running_;  // admission order
+  std::deque<Slot> waiting_;   // FCFS; preempted requests are prepended
+  std::vector<Slot> scheduled_;  // this step, in schedule order
+  std::vector<BlockId> hit_scratch_;
+  models::BatchShape batch_;
+  bool stepping_ = false;
+
+  std::vector<FirstToken> first_tokens_;
+  std::vector<FinishedRequest> finished_;
+  StepStats last_step_;
+  EngineCounters counters_;
+};
+
+}  // namespace kvsim::engine

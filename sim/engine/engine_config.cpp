@@ -1,3 +1,0 @@
-#include "kvsim/engine/engine_config.hpp"
-
-namespace kvsim::engine {}  // namespace kvsim::engine

@@ -1,0 +1,72 @@
+#include "kvsim/engine/kv_cache_manager.hpp"
+
+#include <algorithm>
+
+#include "kvsim/core/error.hpp"
+
+namespace kvsim::engine {
+namespace {
+std::int64_t cdiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+}  // namespace
+
+KvCacheManager::KvCacheManager(std::int64_t num_blocks, int block_size, bool enable_caching,
+                               std::int64_t max_model_len)
+    : pool_(num_blocks, enable_caching),
+      block_size_(block_size),
+      enable_caching_(enable_caching),
+      max_model_len_(max_model_len) {}
+
+std::int64_t KvCacheManager::find_longest_cache_hit(const Request& req, std::vector<BlockId>& hits) const {
+  hits.clear();
+  if (!enable_caching_) return 0;
+  const std::int64_t max_hit_tokens = req.num_tokens() - 1;
+  const std::int64_t max_blocks =
+      std::min<std::int64_t>(max_hit_tokens / block_size_, static_cast<std::int64_t>(req.block_hashes.size()));
+  for (std::int64_t i = 0; i < max_blocks; ++i) {
+    const BlockId b = pool_.lookup(req.block_hashes[static_cast<std::size_t>(i)]);
+    if (b == kNoBlock) break;
+    hits.push_back(b);
+  }
+  return static_cast<std::int64_t>(hits.size()) * block_size_;
+}
+
+bool KvCacheManager::allocate_slots(Request& req, std::int64_t num_new_tokens,
+                                    std::int64_t num_new_computed_tokens,
+                                    const std::vector<BlockId>& new_computed_blocks) {
+  const std::int64_t total_computed = req.num_computed + num_new_computed_tokens;
+  const std::int64_t need_slot = std::min(total_computed + num_new_tokens, max_model_len_);
+  const std::int64_t required = cdiv(need_slot, block_size_);
+  const auto held = static_cast<std::int64_t>(req.blocks.size());
+  const auto hits = static_cast<std::int64_t>(new_computed_blocks.size());
+  const std::int64_t num_new_blocks = std::max<std::int64_t>(required - held - hits, 0);
+  // Hit blocks with no other user sit in the free queue: touching them takes them out of it.
+  std::int64_t evictable_hits = 0;
+  for (BlockId b : new_computed_blocks) evictable_hits += pool_.ref_cnt(b) == 0 ? 1 : 0;
+  if (num_new_blocks + evictable_hits > pool_.num_free_blocks()) return false;
+
+  for (BlockId b : new_computed_blocks) {
+    pool_.touch(b);
+    req.blocks.push_back(b);
+  }
+  if (hits > 0) req.num_cached_blocks = static_cast<std::int64_t>(req.blocks.size());
+  if (num_new_blocks > 0) pool_.get_new_blocks(num_new_blocks, req.blocks);
+
+  if (enable_caching_) {
+    const std::int64_t to_cache = std::min(total_computed + num_new_tokens, req.num_tokens());
+    const std::int64_t full =
+        std::min<std::int64_t>(to_cache / block_size_, static_cast<std::int64_t>(req.block_hashes.size()));
+    for (std::int64_t i = req.num_cached_blocks; i < full; ++i) {
+      pool_.cache_block(req.blocks[static_cast<std::size_t>(i)], req.block_hashes[static_cast<std::size_t>(i)]);
+    }
+    req.num_cached_blocks = std::max(req.num_cached_blocks, full);
+  }
+  return true;
+}
+
+void KvCacheManager::free(Request& req) {
+  for (auto it = req.blocks.rbegin(); it != req.blocks.rend(); ++it) pool_.free_block(*it);
+  req.blocks.clear();
+  req.num_cached_blocks = 0;
+}
+
+}  // namespace kvsim::engine

@@ -1,0 +1,44 @@
+#pragma once
+// vLLM V1's KVCacheManager for one full-attention group (vllm/v1/core/kv_cache_manager.py,
+// single_type_kv_cache_manager.py): prefix-cache lookup, slot allocation with cache hits, caching
+// of newly full blocks, and freeing in reverse order. Token and block counts are integers.
+#include <cstdint>
+#include <vector>
+
+#include "kvsim/engine/block_pool.hpp"
+#include "kvsim/engine/request.hpp"
+
+namespace kvsim::engine {
+
+class KvCacheManager {
+ public:
+  KvCacheManager(std::int64_t num_blocks, int block_size, bool enable_caching, std::int64_t max_model_len);
+
+  // get_computed_blocks(): the longest run of cached blocks from the start of the request's
+  // hashes, at most (num_tokens - 1) // block_size blocks ("When all tokens hit the cache, we
+  // must recompute the last token to obtain logits"). Fills `hits`; returns the hit tokens.
+  std::int64_t find_longest_cache_hit(const Request& req, std::vector<BlockId>& hits) const;
+
+  // allocate_slots(): room for num_new_tokens more tokens after the computed ones and the new
+  // hits; false (and no change) if the free queue cannot supply the blocks. On success the hit
+  // blocks are touched, new blocks popped, and full blocks up to
+  // min(computed + hits + new, num_tokens) registered in the prefix cache.
+  bool allocate_slots(Request& req, std::int64_t num_new_tokens, std::int64_t num_new_computed_tokens,
+                      const std::vector<BlockId>& new_computed_blocks);
+
+  // free(): releases the request's blocks in reverse order (tail blocks evicted first).
+  void free(Request& req);
+
+  BlockPool& pool() { return pool_; }
+  const BlockPool& pool() const { return pool_; }
+  int block_size() const { return block_size_; }
+  bool caching() const { return enable_caching_; }
+
+ private:
+  BlockPool pool_;
+  int block_size_;
+  bool enable_caching_;
+  std::int64_t max_model_len_;
+};
+
+}  // namespace kvsim::engine

@@ -1,0 +1,37 @@
+#pragma once
+// One request inside an engine: its tokens as block hashes, how far its KV has been computed,
+// the blocks it holds and what happened to it. Token counts are plain integers.
+#include <cstdint>
+#include <vector>
+
+#include "kvsim/core/units.hpp"
+#include "kvsim/engine/block_pool.hpp"
+
+namespace kvsim::engine {
+
+enum class RequestStatus { kWaiting, kRunning, kPreempted, kFinished, kRejected };
+
+struct Request {
+  std::uint64_t id = 0;                     // the simulation's request id
+  std::int64_t prompt_tokens = 0;
+  std::int64_t max_output_tokens = 1;       // forced output length
+  std::vector<std::uint64_t> block_hashes;  // chained hashes of every full block of prompt+output
+  SimTime arrival = 0;
+  int priority = 0;
+
+  RequestStatus status = RequestStatus::kWaiting;
+  std::int64_t generated = 0;       // output tokens sampled so far
+  std::int64_t num_computed = 0;    // tokens whose KV is (being) computed
+  std::vector<BlockId> blocks;      // block table, in token order
+  std::int64_t num_cached_blocks = 0;  // blocks of the table registered in the prefix cache
+  std::int64_t num_cached_tokens = -1;  // prefix hit at first scheduling (-1: not yet scheduled)
+  int preemptions = 0;
+  SimTime first_token_time = -1;   // when the first output token left the engine
+  SimTime finish_time = -1;
+  std::int64_t scheduled_this_step = 0;
+
+  // vLLM Request.num_tokens: prompt plus output tokens so far.
+  std::int64_t num_tokens() const { return prompt_tokens + generated; }
+};
+
+}  // namespace kvsim::engine

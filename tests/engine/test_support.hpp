@@ -1,0 +1,38 @@
+#pragma once
+// Shared helpers for the engine tests: a compute model with a fixed, simple cost, and request
+// builders whose tokens are identities (kvsim/core/tokens.hpp).
+#include <cstdint>
+#include <string>
+
+#include "kvsim/core/tokens.hpp"
+#include "kvsim/engine/request.hpp"
+#include "kvsim/models/compute_model.hpp"
+
+namespace kvsim::engine::testing {
+
+// 1 ms per step plus 1 us per token: simple enough that tests can predict times by hand.
+class FixedCompute : public models::ComputeModel {
+ public:
+  models::StepBreakdown step_time(const models::BatchShape& b) const override {
+    models::StepBreakdown out;
+    out.dense_s = 1e-3 + 1e-6 * static_cast<double>(b.num_tokens());
+    return out;
+  }
+  std::string describe() const override { return "fixed"; }
+};
+
+// A request whose prompt is `prompt` tokens of stream `stream` and whose answer is its own stream.
+inline Request make_request(std::uint64_t id, std::int64_t prompt, std::int64_t output, std::uint64_t stream,
+                            int block_size = 16) {
+  TokenSequence seq;
+  append_tokens(seq, content_id(ContentKind::kUnique, stream), prompt);
+  append_tokens(seq, content_id(ContentKind::kAssistantTurn, id), output);
+  Request r;
+  r.id = id;
+  r.prompt_tokens = prompt;
+  r.max_output_tokens = output;
+  r.block_hashes = block_hashes(seq, block_size);
+  return r;
+}
+
+}  // namespace kvsim::engine::testing
