@@ -58,6 +58,7 @@ struct RunInfo {
   std::int64_t preemptions = 0;
   std::int64_t engine_steps = 0;
   double simulated_seconds = 0;
+  std::int64_t failed_requests = 0;       // rejected by the server (e.g. longer than max_model_len)
 };
 
 }  // namespace kvsim::io

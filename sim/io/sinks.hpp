@@ -1,0 +1,48 @@
+#pragma once
+// Result sinks: the benchmark-style text table, the summary as JSON and CSV, the per-request
+// records as JSON, and the per-step time series as streaming CSV. Every sink writes to the
+// std::ostream it is given (never to stdout on its own) and formats numbers without the
+// locale, so one run gives the same bytes every time. docs/results.md lists every key.
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "kvsim/io/results.hpp"
+#include "kvsim/io/summary.hpp"
+
+namespace kvsim::io {
+
+// The vLLM multi-turn benchmark's printout (process_statistics): the parameter block from
+// info.header_lines, runtime_sec and requests_per_sec, then describe().T with 2 decimals as
+// pandas prints it; then kvsim's own lines (output tokens/s, prefix-cache hit rate,
+// preemptions, vLLM's "GPU KV cache size" and "Maximum concurrency" log lines).
+void write_table(std::ostream& os, const Summary& s, const RunInfo& info);
+
+// The summary as one JSON object with a fixed key order; see docs/results.md.
+void write_summary_json(std::ostream& os, const Summary& s, const RunInfo& info);
+// The summary as CSV: one header row and one value row, the same figures as the JSON with
+// the metric objects flattened (ttft_ms_p50, ...).
+void write_summary_csv(std::ostream& os, const Summary& s, const RunInfo& info);
+
+// The request records as a JSON array, one object per line, in the given order: the
+// benchmark's --stats-json-output keys and kvsim's own.
+void write_requests_json(std::ostream& os, const std::vector<RequestRecord>& records);
+
+// The per-step time series as CSV, one row per write(). The header line is written by the
+// constructor. Rows are formatted into a reused buffer, so writing does not allocate once
+// the buffer has grown.
+class TimeseriesCsvWriter {
+ public:
+  explicit TimeseriesCsvWriter(std::ostream& os);
+  void write(const StepRecord& step);
+
+  static constexpr const char* kHeader =
+      "time_s,server,duration_ms,running,waiting,batch_tokens,prefill_requests,decode_requests,"
+      "kv_usage,preemptions";
+
+ private:
+  std::ostream& os_;
+  std::string line_;
+};
+
+}  // namespace kvsim::io
