@@ -4,13 +4,28 @@
 
 namespace kvsim::models {
 
-// Efficiencies of the roofline model (models/roofline.hpp states the equations).
+// Efficiencies of the roofline model (models/roofline.hpp states the equations). The defaults
+// are calibrated for Llama-3.1-8B BF16 on an RTX 4090 (165.2 TFLOP/s, 1,008 GB/s); the reasons
+// are in docs/models.md ("Default efficiencies"):
+//  - memory 0.9: clpeak reads 866-921 GB/s on a 4090 (86-91 % of 1,008, hardware.md A2) and the
+//    measured vLLM 0.19 kernel profile streams the 8B weights at 917 GB/s (dense.csv, 1 token).
+//  - step overhead 1,000 us: at 0.9 the kernels of a batch-1 decode take 16.6 ms (60 tok/s);
+//    published single-request decode is ~55-57 tok/s (hardware.md A3), i.e. ~17.5 ms per step,
+//    so ~1 ms per step is host-side or launch time the GPU does not hide.
+//  - gemm 0.6: prefill of short prompts at 55-65 % MFU, ~5.5-7k tok/s (hardware.md A3); the
+//    kernel profile alone reaches ~0.95 for 2,048-token GEMMs, so this default is conservative.
+//  - attention 0.6: the profile's attention kernel for a 2,048-token causal chunk takes 336 us
+//    per layer, 102 TFLOP/s = 62 % of 165.2 (attention.csv).
+//  - per sequence 1 us: the profile's sampler grows from 25 us (1 sequence) to 311 us (256),
+//    ~1.1 us per sequence (per_sequence.csv).
+// The kernel profile: LLMServingSim (github.com/casys-kaist/LLMServingSim, MIT licence),
+// profiler/perf/RTX4090/meta-llama/Llama-3.1-8B/bf16, vLLM 0.19.0.
 struct RooflineParams {
   double gemm_efficiency = 0.6;       // fraction of dense tensor peak reached by GEMMs
-  double attention_efficiency = 0.4;  // fraction of tensor peak reached by attention math
-  double memory_efficiency = 0.9;     // fraction of peak memory bandwidth reached by streaming reads
-  double step_overhead_us = 400;      // host-side time per engine step not hidden by the GPU
-  double per_sequence_overhead_us = 0;  // host-side time per scheduled sequence
+  double attention_efficiency = 0.6;  // fraction of tensor peak reached by attention math
+  double memory_efficiency = 0.9;  // fraction of peak memory bandwidth reached by streaming reads
+  double step_overhead_us = 1000;  // time per engine step not covered by the roofline terms
+  double per_sequence_overhead_us = 1;  // time per scheduled sequence (sampler, input preparation)
 };
 
 struct ComputeSpec {

@@ -40,7 +40,34 @@ Bytes ModelSpec::kv_bytes_per_token() const {
 }
 
 Bytes ModelSpec::weight_bytes() const {
-  return Bytes{static_cast<std::int64_t>(std::llround(static_cast<double>(num_params) * dtype_bytes(dtype)))};
+  return Bytes{static_cast<std::int64_t>(
+      std::llround(static_cast<double>(num_params) * dtype_bytes(dtype)))};
+}
+
+std::int64_t ModelSpec::embedding_params() const {
+  return static_cast<std::int64_t>(vocab_size) * hidden_size;
+}
+
+std::int64_t ModelSpec::lm_head_params() const {
+  return tie_word_embeddings ? 0 : embedding_params();
+}
+
+std::int64_t ModelSpec::dense_params() const {
+  // The lm_head GEMM is vocab x hidden whether or not its weights are shared.
+  return num_params - 2 * embedding_params() + (tie_word_embeddings ? embedding_params() : 0);
+}
+
+std::int64_t params_from_shape(const ModelSpec& m) {
+  const std::int64_t h = m.hidden_size;
+  const std::int64_t q = static_cast<std::int64_t>(m.num_attention_heads) * m.head_dim;
+  const std::int64_t kv = static_cast<std::int64_t>(m.num_kv_heads) * m.head_dim;
+  const std::int64_t inter = m.intermediate_size;
+  std::int64_t layer = h * q + 2 * h * kv + q * h  // q, k, v, o projections
+                       + 3 * h * inter             // gate, up, down
+                       + 2 * h;                    // input and post-attention RMSNorm
+  if (m.qkv_bias) layer += q + 2 * kv;
+  if (m.qk_norm) layer += 2 * static_cast<std::int64_t>(m.head_dim);
+  return m.embedding_params() + m.num_layers * layer + h + m.lm_head_params();
 }
 
 }  // namespace kvsim::models

@@ -3,6 +3,16 @@
 // integers; byte figures use kvsim::Bytes.
 //   kv_bytes_per_token = 2 (K and V) x num_layers x num_kv_heads x head_dim x kv_dtype_bytes
 // (vLLM kv_cache_utils / attention spec page size; ../docs/models.md).
+// Parameters of a Llama-style decoder (Llama 3.x, Mistral, Qwen2.5, Qwen3), from the shapes:
+//   embeddings        vocab x hidden
+//   per layer         q: hidden x heads*head_dim, k and v: hidden x kv_heads*head_dim,
+//                     o: heads*head_dim x hidden, gate and up: hidden x intermediate,
+//                     down: intermediate x hidden, two RMSNorm weights of hidden,
+//                     + q/k/v biases (Qwen2.5: heads*head_dim + 2 kv_heads*head_dim),
+//                     + per-head q/k RMSNorm weights (Qwen3: 2 x head_dim)
+//   final norm        hidden
+//   lm_head           vocab x hidden unless tied to the embeddings
+// (HuggingFace transformers modeling_llama.py / modeling_qwen2.py / modeling_qwen3.py layouts).
 #include <cstdint>
 #include <string>
 
@@ -31,12 +41,27 @@ struct ModelSpec {
   int max_position_embeddings = 0;
   DType dtype = DType::kBf16;     // weight dtype
   DType kv_dtype = DType::kBf16;  // KV cache dtype (vLLM kv_cache_dtype "auto" = weight dtype)
+  bool qkv_bias = false;          // q/k/v projections carry biases (Qwen2.5)
+  bool qk_norm = false;           // per-head RMSNorm on q and k (Qwen3)
   std::string source;             // citations for the figures (catalog text)
 
   // KV cache bytes for one token over all layers (whole model, one GPU, no TP).
   Bytes kv_bytes_per_token() const;
   // Weight bytes: num_params x dtype bytes.
   Bytes weight_bytes() const;
+
+  // Parameters of the input embedding table: vocab x hidden.
+  std::int64_t embedding_params() const;
+  // Parameters of a separate lm_head matrix: vocab x hidden, 0 when tied to the embeddings.
+  std::int64_t lm_head_params() const;
+  // Parameters that every token multiplies through (attention projections, MLP, norms):
+  // num_params minus the embedding table and the lm_head matrix (the latter counted even when
+  // tied, since it is applied once per sequence, not once per token).
+  std::int64_t dense_params() const;
 };
+
+// Total parameters computed from the shapes (equation in the header comment); the catalog's
+// num_params is checked against it.
+std::int64_t params_from_shape(const ModelSpec& m);
 
 }  // namespace kvsim::models

@@ -52,26 +52,29 @@ void Engine::preempt(Slot s) {
   kv_.free(r);
   r.status = RequestStatus::kPreempted;
   r.num_computed = 0;
-  r.scheduled_this_step = 0;
+  r.placeholders = 0;
   ++r.preemptions;
   ++counters_.preemptions;
   waiting_.push_front(s);
 }
 
-void Engine::schedule(SimTime now) {
-  (void)now;
-  scheduled_.clear();
-  batch_.clear();
+void Engine::schedule_pass(Plan& plan) {
   std::int64_t budget = config_.max_num_batched_tokens;
   bool preempted = false;
 
   // 1. RUNNING requests first, in admission order (scheduler.py "First, schedule the RUNNING
-  //    requests"), each taking up to the remaining token budget (chunked prefill).
+  //    requests"), each taking up to the remaining token budget (chunked prefill). A request's
+  //    tokens include those still in flight (num_output_placeholders).
   std::size_t i = 0;
   while (i < running_.size() && budget > 0) {
     const Slot s = running_[i];
     Request& r = req(s);
-    std::int64_t n = r.num_tokens() - r.num_computed;
+    // AsyncScheduler: a request whose in-flight token is its last is not scheduled again.
+    if (r.placeholders > 0 && r.num_computed + 2 - r.placeholders >= r.prompt_tokens + r.max_output_tokens) {
+      ++i;
+      continue;
+    }
+    std::int64_t n = r.num_tokens() + r.placeholders - r.num_computed;
     if (config_.long_prefill_token_threshold > 0) n = std::min<std::int64_t>(n, config_.long_prefill_token_threshold);
     n = std::min(n, budget);
     n = std::min(n, max_model_len_ - 1 - r.num_computed);
@@ -90,12 +93,12 @@ void Engine::schedule(SimTime now) {
       const Slot victim = running_.back();
       running_.pop_back();
       preempt(victim);
+      ++plan.stats.preemptions;
       preempted = true;
       if (victim == s) break;
     }
     if (!allocated) break;  // this request could not be scheduled: stop with running requests
-    r.scheduled_this_step = n;
-    scheduled_.push_back(s);
+    plan.items.push_back(Item{s, n, false});
     budget -= n;
     ++i;
   }
@@ -108,7 +111,19 @@ void Engine::schedule(SimTime now) {
       Request& r = req(s);
       std::int64_t hit_tokens = 0;
       hit_scratch_.clear();
-      if (r.num_computed == 0) hit_tokens = kv_.find_longest_cache_hit(r, hit_scratch_);
+      if (r.num_computed == 0 && kv_.caching()) {
+        hit_tokens = kv_.find_longest_cache_hit(r, hit_scratch_);
+        // PrefixCacheStats are recorded at every lookup (vLLM 0.11-0.19 kv_cache_manager.py
+        // get_computed_blocks), so a request blocked at the head of the queue is counted again
+        // each step; resumed (preempted) requests are counted apart.
+        if (r.preemptions == 0) {
+          counters_.prefix_cache_queries += r.num_tokens();
+          counters_.prefix_cache_hits += hit_tokens;
+        } else {
+          counters_.preempted_queries += r.num_tokens();
+          counters_.preempted_hits += hit_tokens;
+        }
+      }
       std::int64_t n = r.num_tokens() - r.num_computed - hit_tokens;
       if (config_.long_prefill_token_threshold > 0) n = std::min<std::int64_t>(n, config_.long_prefill_token_threshold);
       // Without chunked prefill a prompt that does not fit the remaining budget waits.
@@ -119,106 +134,164 @@ void Engine::schedule(SimTime now) {
       if (!kv_.allocate_slots(r, n, hit_tokens, hit_scratch_)) break;
       waiting_.pop_front();
       running_.push_back(s);
-      // Prefix-cache statistics, per lookup (vLLM PrefixCacheStats: resumed requests are counted
-      // apart from first-time ones).
-      if (r.preemptions == 0) {
-        counters_.prefix_cache_queries += r.num_tokens();
-        counters_.prefix_cache_hits += hit_tokens;
-      } else {
-        counters_.preempted_queries += r.num_tokens();
-        counters_.preempted_hits += hit_tokens;
-      }
       if (r.num_cached_tokens < 0) r.num_cached_tokens = hit_tokens;
       r.num_computed += hit_tokens;
       r.status = RequestStatus::kRunning;
-      r.scheduled_this_step = n;
-      scheduled_.push_back(s);
+      plan.items.push_back(Item{s, n, false});
       budget -= n;
     }
   }
-
-  // 3. _update_after_schedule: computed tokens advance at scheduling time; build the batch.
-  for (const Slot s : scheduled_) {
-    Request& r = req(s);
-    const std::int64_t n = r.scheduled_this_step;
-    const bool decode = r.generated > 0 && n == 1 && r.num_computed == r.num_tokens() - 1;
-    if (decode) {
-      batch_.decode_contexts.push_back(r.num_computed + 1);
-      ++last_step_.decode_requests;
-    } else {
-      batch_.prefills.push_back(models::PrefillChunk{n, r.num_computed});
-      ++last_step_.prefill_requests;
-      counters_.prompt_tokens_computed += n;
-    }
-    last_step_.batch_tokens += n;
-    r.num_computed += n;
-  }
 }
 
-std::optional<SimTime> Engine::begin_step(SimTime now) {
-  KVSIM_ASSERT(!stepping_, "a step began while another was in flight");
-  last_step_ = StepStats{};
-  last_step_.start = now;
-  // A pass whose only effect was to preempt (the victim was the request itself) schedules
-  // nothing; vLLM's busy loop schedules again at once, with the freed blocks. Terminates:
-  // each such pass empties part of the running queue.
+bool Engine::schedule_plan(SimTime now, Plan& plan) {
+  plan.items.clear();
+  plan.stats = StepStats{};
+  plan.stats.start = now;
+  // A pass that only preempted (its victim was the request itself) schedules nothing; vLLM's
+  // busy loop schedules again at once, with the freed blocks. Terminates: each such pass
+  // empties part of the running queue.
   while (true) {
     const std::int64_t before = counters_.preemptions;
-    schedule(now);
-    const std::int64_t preempted = counters_.preemptions - before;
-    last_step_.preemptions += static_cast<int>(preempted);
-    if (!scheduled_.empty() || preempted == 0 || waiting_.empty()) break;
+    schedule_pass(plan);
+    if (!plan.items.empty() || counters_.preemptions == before || waiting_.empty()) break;
   }
-  last_step_.running = static_cast<int>(running_.size());
-  last_step_.waiting = static_cast<int>(waiting_.size());
-  last_step_.kv_usage = kv_.pool().usage();
-  if (scheduled_.empty()) return std::nullopt;
+  plan.stats.running = static_cast<int>(running_.size());
+  plan.stats.waiting = static_cast<int>(waiting_.size());
+  plan.stats.kv_usage = kv_.pool().usage();
+  if (plan.items.empty()) return false;
 
-  last_step_.breakdown = compute_.step_time(batch_);
-  const double overhead = last_step_.breakdown.overhead_s;
-  const double gpu = last_step_.breakdown.total_s() - overhead;
+  // _update_after_schedule: computed tokens advance at scheduling time; a request that has
+  // now scheduled all its known tokens will sample one (a placeholder until the output is
+  // applied). Build the batch the compute model times.
+  batch_.clear();
+  for (Item& it : plan.items) {
+    Request& r = req(it.slot);
+    const std::int64_t n = it.tokens;
+    const bool decode = n == 1 && r.generated + r.placeholders > 0 &&
+                        r.num_computed == r.num_tokens() + r.placeholders - 1;
+    if (decode) {
+      batch_.decode_contexts.push_back(r.num_computed + 1);
+      ++plan.stats.decode_requests;
+    } else {
+      batch_.prefills.push_back(models::PrefillChunk{n, r.num_computed});
+      ++plan.stats.prefill_requests;
+      counters_.prompt_tokens_computed += n;
+    }
+    plan.stats.batch_tokens += n;
+    r.num_computed += n;
+    if (r.num_computed >= r.num_tokens() + r.placeholders) {
+      it.samples = true;
+      ++r.placeholders;
+    }
+  }
+  plan.stats.breakdown = compute_.step_time(batch_);
+  const double overhead = plan.stats.breakdown.overhead_s;
+  const double gpu = plan.stats.breakdown.total_s() - overhead;
   // With async scheduling the host prepares step N+1 while step N runs, so host overhead
   // overlaps GPU time instead of adding to it (vLLM AsyncScheduler).
   const double seconds = config_.async_scheduling ? std::max(gpu, overhead) : gpu + overhead;
-  SimTime duration = from_seconds(seconds);
-  if (duration < 1) duration = 1;
-  last_step_.duration = duration;
-  stepping_ = true;
+  plan.stats.duration = std::max<SimTime>(from_seconds(seconds), 1);
   ++counters_.steps;
+  return true;
+}
+
+std::optional<SimTime> Engine::start(SimTime now) {
+  KVSIM_ASSERT(plans_.empty(), "start() while a step is in flight");
+  Plan plan;
+  if (!spare_plans_.empty()) {
+    plan = std::move(spare_plans_.back());
+    spare_plans_.pop_back();
+  }
+  if (!schedule_plan(now, plan)) {
+    spare_plans_.push_back(std::move(plan));
+    return std::nullopt;
+  }
+  const SimTime duration = plan.stats.duration;
+  plans_.push_back(std::move(plan));
+  if (config_.async_scheduling) {
+    // EngineCore.step_with_batch_queue: with a free slot in the batch queue the next step is
+    // scheduled at once, before the outputs of the one in flight are known.
+    Plan next;
+    if (!spare_plans_.empty()) {
+      next = std::move(spare_plans_.back());
+      spare_plans_.pop_back();
+    }
+    if (schedule_plan(now, next)) plans_.push_back(std::move(next));
+    else spare_plans_.push_back(std::move(next));
+  }
   return duration;
 }
 
-void Engine::end_step(SimTime now) {
-  KVSIM_ASSERT(stepping_, "end_step without a step in flight");
-  stepping_ = false;
-  // update_from_output: a request whose computed tokens reached its length samples a token;
-  // a partial prefill chunk samples nothing.
-  for (const Slot s : scheduled_) {
-    Request& r = req(s);
-    r.scheduled_this_step = 0;
-    if (r.num_computed < r.num_tokens()) continue;
+std::optional<SimTime> Engine::finish_step(SimTime now) {
+  KVSIM_ASSERT(!plans_.empty(), "finish_step() without a step in flight");
+  Plan done = std::move(plans_.front());
+  plans_.pop_front();
+  last_step_ = done.stats;
+  apply_outputs(done, now);
+  spare_plans_.push_back(std::move(done));
+  if (plans_.empty()) return start(now);
+  // Async: the queued step starts now; schedule the one after it.
+  Plan& current = plans_.front();
+  current.stats.start = now;
+  const SimTime duration = current.stats.duration;
+  Plan next;
+  if (!spare_plans_.empty()) {
+    next = std::move(spare_plans_.back());
+    spare_plans_.pop_back();
+  }
+  if (schedule_plan(now, next)) plans_.push_back(std::move(next));
+  else spare_plans_.push_back(std::move(next));
+  return duration;
+}
+
+void Engine::apply_outputs(const Plan& plan, SimTime now) {
+  // update_from_output: each request that computed its last known token samples one; partial
+  // prefill chunks sample nothing. A request at its forced length finishes and frees its blocks.
+  for (const Item& it : plan.items) {
+    if (!it.samples) continue;
+    Request& r = req(it.slot);
+    if (r.status == RequestStatus::kFinished) continue;
+    if (r.placeholders > 0) --r.placeholders;
     ++r.generated;
     ++counters_.generation_tokens;
     if (r.generated == 1) {
       r.first_token_time = now;
       first_tokens_.push_back(FirstToken{r.id, now});
     }
-    if (r.generated >= r.max_output_tokens) finish(s, now, true);
+    if (r.generated >= r.max_output_tokens) {
+      finish(it.slot, now);
+      continue;
+    }
+    // Blocks filled by the new token become cacheable once it is known (async scheduling:
+    // _update_request_with_output caches up to num_computed - placeholders).
+    if (r.status == RequestStatus::kRunning) {
+      kv_.cache_full_blocks(r, std::min(r.num_computed - r.placeholders, r.num_tokens()));
+    }
   }
-  scheduled_.clear();
 }
 
-void Engine::finish(Slot s, SimTime now, bool ok) {
+void Engine::finish(Slot s, SimTime now) {
   Request& r = req(s);
-  auto it = std::find(running_.begin(), running_.end(), s);
-  KVSIM_ASSERT(it != running_.end(), "finishing a request that is not running");
-  running_.erase(it);
+  if (r.status == RequestStatus::kPreempted) {
+    // A preempted request whose in-flight token was its last (async scheduling) leaves the
+    // waiting queue (update_from_output's stopped_preempted_reqs).
+    auto w = std::find(waiting_.begin(), waiting_.end(), s);
+    KVSIM_ASSERT(w != waiting_.end(), "finishing a preempted request that is not waiting");
+    waiting_.erase(w);
+  } else {
+    auto it = std::find(running_.begin(), running_.end(), s);
+    KVSIM_ASSERT(it != running_.end(), "finishing a request that is not running");
+    running_.erase(it);
+  }
+  for (const Plan& p : plans_) {
+    for (const Item& item : p.items) KVSIM_ASSERT(item.slot != s, "a finished request is still scheduled");
+  }
   kv_.free(r);
   r.status = RequestStatus::kFinished;
   r.finish_time = now;
   FinishedRequest f;
   f.id = r.id;
-  f.ok = ok;
+  f.ok = true;
   f.arrival = r.arrival;
   f.first_token_time = r.first_token_time;
   f.finish_time = now;

@@ -72,19 +72,24 @@ class Engine {
   // rejected as vLLM's API server does (HTTP 400) and reported through take_finished().
   void add_request(Request req, SimTime now);
 
-  bool stepping() const { return stepping_; }
+  bool stepping() const { return !plans_.empty(); }
   bool has_unfinished() const { return !running_.empty() || !waiting_.empty(); }
 
-  // Schedules one step at `now`; returns its duration, or nullopt when nothing could be
-  // scheduled (the engine idles until the next arrival).
-  std::optional<SimTime> begin_step(SimTime now);
-  // Applies the outputs of the step begun last, at its end time `now`.
-  void end_step(SimTime now);
+  // The engine is idle and `now` something may run: schedule a step (and, with async
+  // scheduling, the one after it). Returns the duration of the step that starts now, or
+  // nullopt when nothing could be scheduled.
+  std::optional<SimTime> start(SimTime now);
+  // The step in flight ended at `now`: apply its outputs (update_from_output). Returns the
+  // duration of the next step, which starts now, or nullopt when the engine goes idle.
+  std::optional<SimTime> finish_step(SimTime now);
 
   // Events since the last call (moved out).
   std::vector<FirstToken> take_first_tokens();
   std::vector<FinishedRequest> take_finished();
+  // The step that ended last.
   const StepStats& last_step() const { return last_step_; }
+  // The step in flight (stepping() must be true).
+  const StepStats& current_step() const { return plans_.front().stats; }
 
   const EngineCounters& counters() const { return counters_; }
   const KvCacheManager& kv() const { return kv_; }
@@ -97,11 +102,25 @@ class Engine {
 
  private:
   using Slot = std::int32_t;
+  struct Item {
+    Slot slot;
+    std::int64_t tokens;
+    bool samples;  // the step computes the request's last known token, so it samples one
+  };
+  // One scheduled step: what it computes, how long it takes, what it looked like.
+  struct Plan {
+    std::vector<Item> items;
+    StepStats stats;
+  };
+
   Request& req(Slot s) { return slots_[static_cast<std::size_t>(s)]; }
   const Request& req(Slot s) const { return slots_[static_cast<std::size_t>(s)]; }
-  void schedule(SimTime now);
+  // Schedules one step at `now` into `plan`; false when nothing was scheduled.
+  bool schedule_plan(SimTime now, Plan& plan);
+  void schedule_pass(Plan& plan);
+  void apply_outputs(const Plan& plan, SimTime now);
   void preempt(Slot s);
-  void finish(Slot s, SimTime now, bool ok);
+  void finish(Slot s, SimTime now);
 
   EngineConfig config_;
   std::int64_t max_model_len_;
@@ -112,10 +131,10 @@ class Engine {
   std::vector<Slot> free_slots_;
   std::vector<Slot> running_;  // admission order
   std::deque<Slot> waiting_;   // FCFS; preempted requests are prepended
-  std::vector<Slot> scheduled_;  // this step, in schedule order
+  std::deque<Plan> plans_;     // front: executing; second (async only): scheduled, queued
+  std::vector<Plan> spare_plans_;
   std::vector<BlockId> hit_scratch_;
   models::BatchShape batch_;
-  bool stepping_ = false;
 
   std::vector<FirstToken> first_tokens_;
   std::vector<FinishedRequest> finished_;

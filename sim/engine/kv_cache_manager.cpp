@@ -51,16 +51,19 @@ bool KvCacheManager::allocate_slots(Request& req, std::int64_t num_new_tokens,
   if (hits > 0) req.num_cached_blocks = static_cast<std::int64_t>(req.blocks.size());
   if (num_new_blocks > 0) pool_.get_new_blocks(num_new_blocks, req.blocks);
 
-  if (enable_caching_) {
-    const std::int64_t to_cache = std::min(total_computed + num_new_tokens, req.num_tokens());
-    const std::int64_t full =
-        std::min<std::int64_t>(to_cache / block_size_, static_cast<std::int64_t>(req.block_hashes.size()));
-    for (std::int64_t i = req.num_cached_blocks; i < full; ++i) {
-      pool_.cache_block(req.blocks[static_cast<std::size_t>(i)], req.block_hashes[static_cast<std::size_t>(i)]);
-    }
-    req.num_cached_blocks = std::max(req.num_cached_blocks, full);
-  }
+  cache_full_blocks(req, std::min(total_computed + num_new_tokens, req.num_tokens()));
   return true;
+}
+
+void KvCacheManager::cache_full_blocks(Request& req, std::int64_t num_tokens) {
+  if (!enable_caching_) return;
+  const std::int64_t full = std::min<std::int64_t>(
+      {num_tokens / block_size_, static_cast<std::int64_t>(req.block_hashes.size()),
+       static_cast<std::int64_t>(req.blocks.size())});
+  for (std::int64_t i = req.num_cached_blocks; i < full; ++i) {
+    pool_.cache_block(req.blocks[static_cast<std::size_t>(i)], req.block_hashes[static_cast<std::size_t>(i)]);
+  }
+  req.num_cached_blocks = std::max(req.num_cached_blocks, full);
 }
 
 void KvCacheManager::free(Request& req) {

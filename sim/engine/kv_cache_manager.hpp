@@ -26,6 +26,9 @@ class KvCacheManager {
   bool allocate_slots(Request& req, std::int64_t num_new_tokens, std::int64_t num_new_computed_tokens,
                       const std::vector<BlockId>& new_computed_blocks);
 
+  // cache_blocks(): registers the request's full blocks up to `num_tokens` tokens.
+  void cache_full_blocks(Request& req, std::int64_t num_tokens);
+
   // free(): releases the request's blocks in reverse order (tail blocks evicted first).
   void free(Request& req);
 

@@ -28,7 +28,9 @@ struct Request {
   int preemptions = 0;
   SimTime first_token_time = -1;   // when the first output token left the engine
   SimTime finish_time = -1;
-  std::int64_t scheduled_this_step = 0;
+  // Tokens scheduled in steps whose outputs are not applied yet (vLLM num_output_placeholders,
+  // AsyncScheduler); always 0 between steps without async scheduling.
+  std::int64_t placeholders = 0;
 
   // vLLM Request.num_tokens: prompt plus output tokens so far.
   std::int64_t num_tokens() const { return prompt_tokens + generated; }

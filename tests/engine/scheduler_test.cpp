@@ -25,17 +25,16 @@ TEST(Scheduler, TokenBudgetSplitsPrefillsAndRunningComeFirst) {
   Engine e(config(), 1000, 8192, compute);
   e.add_request(make_request(1, 1500, 4, 1), 0);
   e.add_request(make_request(2, 1500, 4, 2), 0);
-  ASSERT_TRUE(e.begin_step(0));
-  EXPECT_EQ(e.last_step().batch_tokens, 2048);
-  EXPECT_EQ(e.last_step().prefill_requests, 2);
-  e.end_step(10);
+  ASSERT_TRUE(e.start(0));
+  EXPECT_EQ(e.current_step().batch_tokens, 2048);
+  EXPECT_EQ(e.current_step().prefill_requests, 2);
+  ASSERT_TRUE(e.finish_step(10));
   auto first = e.take_first_tokens();
   ASSERT_EQ(first.size(), 1u);  // only A finished its prompt
   EXPECT_EQ(first[0].id, 1u);
-  ASSERT_TRUE(e.begin_step(10));
-  EXPECT_EQ(e.last_step().batch_tokens, 1 + 952);
-  EXPECT_EQ(e.last_step().decode_requests, 1);
-  EXPECT_EQ(e.last_step().prefill_requests, 1);
+  EXPECT_EQ(e.current_step().batch_tokens, 1 + 952);
+  EXPECT_EQ(e.current_step().decode_requests, 1);
+  EXPECT_EQ(e.current_step().prefill_requests, 1);
 }
 
 // max_num_seqs caps the number of running requests; the rest wait.
@@ -43,7 +42,7 @@ TEST(Scheduler, MaxNumSeqsCapsAdmission) {
   FixedCompute compute;
   Engine e(config(2048, 2), 1000, 8192, compute);
   for (std::uint64_t i = 1; i <= 3; ++i) e.add_request(make_request(i, 10, 4, i), 0);
-  ASSERT_TRUE(e.begin_step(0));
+  ASSERT_TRUE(e.start(0));
   EXPECT_EQ(e.num_running(), 2);
   EXPECT_EQ(e.num_waiting(), 1);
 }
@@ -56,8 +55,8 @@ TEST(Scheduler, NoChunkedPrefillKeepsWholePrompts) {
   Engine e(c, 1000, 8192, compute);
   e.add_request(make_request(1, 1500, 4, 1), 0);
   e.add_request(make_request(2, 1500, 4, 2), 0);
-  ASSERT_TRUE(e.begin_step(0));
-  EXPECT_EQ(e.last_step().batch_tokens, 1500);
+  ASSERT_TRUE(e.start(0));
+  EXPECT_EQ(e.current_step().batch_tokens, 1500);
   EXPECT_EQ(e.num_waiting(), 1);
 }
 
@@ -71,25 +70,23 @@ TEST(Scheduler, PreemptsLatestAdmittedAndItResumesWithItsCachedPrefix) {
   Engine e(config(), 5, 8192, compute);  // 4 usable blocks
   e.add_request(make_request(1, 32, 20, 1), 0);
   e.add_request(make_request(2, 32, 20, 2), 0);
-  ASSERT_TRUE(e.begin_step(0));  // A: 2 blocks, B: 2 blocks
-  e.end_step(1);                 // both sample a token: 33 tokens each
-  ASSERT_TRUE(e.begin_step(1));
-  EXPECT_EQ(e.last_step().preemptions, 1);
+  ASSERT_TRUE(e.start(0));        // A: 2 blocks, B: 2 blocks
+  ASSERT_TRUE(e.finish_step(1));  // both sample a token (33 tokens each); next step scheduled
+  EXPECT_EQ(e.current_step().preemptions, 1);
   EXPECT_EQ(e.num_running(), 1);
   EXPECT_EQ(e.num_waiting(), 1);
-  EXPECT_EQ(e.last_step().batch_tokens, 1);  // only A's decode
+  EXPECT_EQ(e.current_step().batch_tokens, 1);  // only A's decode
   e.check_invariants();
   EXPECT_EQ(e.counters().preemptions, 1);
   // Run to the end: B must finish with one preemption and a resume hit counted apart.
   SimTime t = 2;
-  e.end_step(t);
-  while (e.has_unfinished()) {
-    auto d = e.begin_step(t);
-    ASSERT_TRUE(d.has_value());
-    t += *d;
-    e.end_step(t);
+  auto d = e.finish_step(t);
+  while (d) {
     e.check_invariants();
+    t += *d;
+    d = e.finish_step(t);
   }
+  EXPECT_FALSE(e.has_unfinished());
   auto done = e.take_finished();
   ASSERT_EQ(done.size(), 2u);
   for (const auto& f : done) EXPECT_EQ(f.output_tokens, 20);
@@ -105,15 +102,14 @@ TEST(Scheduler, HeadOfLineBlocking) {
   FixedCompute compute;
   Engine e(config(), 5, 8192, compute);  // 4 usable blocks
   e.add_request(make_request(1, 40, 3, 1), 0);
-  ASSERT_TRUE(e.begin_step(0));  // A: 3 blocks (48 slots); 1 free
-  e.end_step(1);
-  e.add_request(make_request(2, 40, 3, 2), 1);  // needs 3 blocks
-  e.add_request(make_request(3, 10, 3, 3), 1);  // needs 1 block, would fit
-  ASSERT_TRUE(e.begin_step(1));
+  ASSERT_TRUE(e.start(0));  // A: 3 blocks (48 slots); 1 free
+  e.add_request(make_request(2, 40, 3, 2), 0);  // needs 3 blocks
+  e.add_request(make_request(3, 10, 3, 3), 0);  // needs 1 block, would fit
+  ASSERT_TRUE(e.finish_step(1));
   EXPECT_EQ(e.num_running(), 1);
   EXPECT_EQ(e.num_waiting(), 2);
-  EXPECT_EQ(e.last_step().preemptions, 0);
-  EXPECT_EQ(e.last_step().batch_tokens, 1);
+  EXPECT_EQ(e.current_step().preemptions, 0);
+  EXPECT_EQ(e.current_step().batch_tokens, 1);
 }
 
 // A prompt plus max_tokens over max_model_len is rejected at arrival (HTTP 400 in vLLM).
@@ -134,13 +130,14 @@ TEST(Scheduler, PrefixCacheHitShortensPrefill) {
   Engine e(config(), 100, 8192, compute);
   e.add_request(make_request(1, 64, 2, 7), 0);
   SimTime t = 0;
-  while (e.has_unfinished()) {
-    t += *e.begin_step(t);
-    e.end_step(t);
+  auto d = e.start(t);
+  while (d) {
+    t += *d;
+    d = e.finish_step(t);
   }
   e.add_request(make_request(2, 64, 2, 7), t);
-  ASSERT_TRUE(e.begin_step(t));
-  EXPECT_EQ(e.last_step().batch_tokens, 16);
+  ASSERT_TRUE(e.start(t));
+  EXPECT_EQ(e.current_step().batch_tokens, 16);
   EXPECT_EQ(e.counters().prefix_cache_hits, 48);
   EXPECT_EQ(e.counters().prefix_cache_queries, 64 + 64);
 }
@@ -153,13 +150,72 @@ TEST(Scheduler, PrefixCachingOffRecomputes) {
   Engine e(c, 100, 8192, compute);
   e.add_request(make_request(1, 64, 2, 7), 0);
   SimTime t = 0;
-  while (e.has_unfinished()) {
-    t += *e.begin_step(t);
-    e.end_step(t);
+  auto d = e.start(t);
+  while (d) {
+    t += *d;
+    d = e.finish_step(t);
   }
   e.add_request(make_request(2, 64, 2, 7), t);
-  ASSERT_TRUE(e.begin_step(t));
-  EXPECT_EQ(e.last_step().batch_tokens, 64);
+  ASSERT_TRUE(e.start(t));
+  EXPECT_EQ(e.current_step().batch_tokens, 64);
+}
+
+}  // namespace
+}  // namespace kvsim::engine
+
+namespace kvsim::engine {
+namespace {
+
+// Async scheduling (vLLM AsyncScheduler with EngineCore's batch queue of 2): the next step is
+// scheduled as soon as one is launched, before its outputs are known, so a request's decode is
+// scheduled while its prefill runs, and a request arriving during step N enters step N+2.
+// Without async scheduling it enters step N+1.
+TEST(Scheduler, AsyncSchedulingPipelinesOneStepAhead) {
+  FixedCompute compute;
+  for (const bool async : {false, true}) {
+    EngineConfig c;
+    c.async_scheduling = async;
+    Engine e(c, 100, 8192, compute);
+    e.add_request(testing::make_request(1, 100, 5, 1), 0);
+    const auto d1 = e.start(0);
+    ASSERT_TRUE(d1);
+    EXPECT_EQ(e.current_step().prefill_requests, 1);
+    e.add_request(testing::make_request(2, 50, 5, 2), 1);  // arrives while step 1 runs
+    const SimTime t1 = *d1;
+    const auto d2 = e.finish_step(t1);
+    ASSERT_TRUE(d2);
+    EXPECT_EQ(e.take_first_tokens().size(), 1u);
+    // Step 2: A's decode; B only without async scheduling.
+    EXPECT_EQ(e.current_step().decode_requests, 1) << "async " << async;
+    EXPECT_EQ(e.current_step().prefill_requests, async ? 0 : 1) << "async " << async;
+    const auto d3 = e.finish_step(t1 + *d2);
+    ASSERT_TRUE(d3);
+    if (async) {
+      EXPECT_EQ(e.current_step().prefill_requests, 1);
+    }
+  }
+}
+
+// Async scheduling: a request whose in-flight token is its last is not scheduled again, so it
+// finishes with exactly its forced length.
+TEST(Scheduler, AsyncSchedulingStopsAtTheForcedLength) {
+  FixedCompute compute;
+  EngineConfig c;
+  c.async_scheduling = true;
+  Engine e(c, 100, 8192, compute);
+  e.add_request(testing::make_request(1, 30, 3, 1), 0);
+  SimTime t = 0;
+  auto d = e.start(t);
+  int steps = 0;
+  while (d) {
+    t += *d;
+    ++steps;
+    d = e.finish_step(t);
+  }
+  const auto f = e.take_finished();
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].output_tokens, 3);
+  EXPECT_EQ(steps, 3);  // prefill (token 1), decode (token 2), decode (token 3)
 }
 
 }  // namespace

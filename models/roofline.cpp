@@ -1,0 +1,152 @@
+#include "kvsim/models/roofline.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <utility>
+#include <vector>
+
+#include "kvsim/core/error.hpp"
+
+namespace kvsim::models {
+namespace {
+
+void require_positive(std::vector<Diagnostic>& errors, const std::string& path, double value) {
+  if (!(value > 0) || !std::isfinite(value)) {
+    errors.push_back(Diagnostic{"", 0, 0, path, "must be a positive number"});
+  }
+}
+
+void require_fraction(std::vector<Diagnostic>& errors, const std::string& path, double value) {
+  if (!(value > 0 && value <= 1)) {
+    errors.push_back(Diagnostic{"", 0, 0, path, "must lie in (0, 1]"});
+  }
+}
+
+void require_non_negative(std::vector<Diagnostic>& errors, const std::string& path, double value) {
+  if (!(value >= 0) || !std::isfinite(value)) {
+    errors.push_back(Diagnostic{"", 0, 0, path, "must not be negative"});
+  }
+}
+
+}  // namespace
+
+double attention_pairs_prefill(std::int64_t new_tokens, std::int64_t cached_tokens) {
+  const double n = static_cast<double>(new_tokens);
+  const double p = static_cast<double>(cached_tokens);
+  return n * p + n * (n + 1) / 2;
+}
+
+double attention_pairs_decode(std::int64_t context_tokens) {
+  return static_cast<double>(context_tokens);
+}
+
+RooflineModel::RooflineModel(ModelSpec model, DeviceFigures device, RooflineParams params)
+    : model_(std::move(model)), device_(device), params_(params) {
+  std::vector<Diagnostic> errors;
+  require_positive(errors, "model.num_layers", model_.num_layers);
+  require_positive(errors, "model.hidden_size", model_.hidden_size);
+  require_positive(errors, "model.num_attention_heads", model_.num_attention_heads);
+  require_positive(errors, "model.num_kv_heads", model_.num_kv_heads);
+  require_positive(errors, "model.head_dim", model_.head_dim);
+  require_positive(errors, "model.vocab_size", model_.vocab_size);
+  if (model_.dense_params() <= 0) {
+    errors.push_back(Diagnostic{"", 0, 0, "model.num_params",
+                                "must exceed the embedding and lm_head parameters (vocab x hidden "
+                                "each)"});
+  }
+  require_positive(errors, "gpu.tensor_flops", device_.tensor_flops.value);
+  require_positive(errors, "gpu.memory_bandwidth", device_.memory_bandwidth.value);
+  require_fraction(errors, "compute.roofline.gemm_efficiency", params_.gemm_efficiency);
+  require_fraction(errors, "compute.roofline.attention_efficiency", params_.attention_efficiency);
+  require_fraction(errors, "compute.roofline.memory_efficiency", params_.memory_efficiency);
+  require_non_negative(errors, "compute.roofline.step_overhead_us", params_.step_overhead_us);
+  require_non_negative(errors, "compute.roofline.per_sequence_overhead_us",
+                       params_.per_sequence_overhead_us);
+  if (!errors.empty()) throw InputError(std::move(errors));
+
+  const double w = dtype_bytes(model_.dtype);
+  const double dense = static_cast<double>(model_.dense_params());
+  const double hv = static_cast<double>(model_.hidden_size) * model_.vocab_size;
+  dense_flops_per_token_ = 2.0 * dense;
+  dense_weight_bytes_ = dense * w;
+  attention_flops_per_pair_ =
+      4.0 * model_.num_layers * model_.num_attention_heads * static_cast<double>(model_.head_dim);
+  kv_bytes_per_token_ = model_.kv_bytes_per_token().as_double();
+  lm_head_flops_per_seq_ = 2.0 * hv;
+  lm_head_weight_bytes_ = hv * w;
+  gemm_rate_ = device_.tensor_flops.value * params_.gemm_efficiency;
+  attention_rate_ = device_.tensor_flops.value * params_.attention_efficiency;
+  memory_rate_ = device_.memory_bandwidth.value * params_.memory_efficiency;
+}
+
+double RooflineModel::bounded(double flops, double flop_rate, double bytes) const {
+  return std::max(flops / flop_rate, bytes / memory_rate_);
+}
+
+double RooflineModel::dense_flops(const BatchShape& batch) const {
+  return dense_flops_per_token_ * static_cast<double>(batch.num_tokens());
+}
+
+double RooflineModel::attention_flops(const BatchShape& batch) const {
+  double pairs = 0;
+  for (const auto& p : batch.prefills)
+    pairs += attention_pairs_prefill(p.new_tokens, p.cached_tokens);
+  for (const auto c : batch.decode_contexts) pairs += attention_pairs_decode(c);
+  return attention_flops_per_pair_ * pairs;
+}
+
+double RooflineModel::lm_head_flops(const BatchShape& batch) const {
+  return lm_head_flops_per_seq_ * static_cast<double>(batch.num_sequences());
+}
+
+StepBreakdown RooflineModel::step_time(const BatchShape& batch) const {
+  StepBreakdown out;
+  if (batch.empty()) return out;
+
+  // Attention, one roofline per sequence.
+  double attn_flops = 0;
+  double attn_bytes = 0;
+  for (const auto& p : batch.prefills) {
+    KVSIM_ASSERT(p.new_tokens > 0 && p.cached_tokens >= 0, "prefill chunk with no new tokens");
+    const double f =
+        attention_flops_per_pair_ * attention_pairs_prefill(p.new_tokens, p.cached_tokens);
+    const double b = kv_bytes_per_token_ * static_cast<double>(p.cached_tokens + 2 * p.new_tokens);
+    out.attention_s += bounded(f, attention_rate_, b);
+    attn_flops += f;
+    attn_bytes += b;
+  }
+  for (const auto c : batch.decode_contexts) {
+    KVSIM_ASSERT(c > 0, "decode with an empty context");
+    const double f = attention_flops_per_pair_ * attention_pairs_decode(c);
+    const double b = kv_bytes_per_token_ * static_cast<double>(c + 1);
+    out.attention_s += bounded(f, attention_rate_, b);
+    attn_flops += f;
+    attn_bytes += b;
+  }
+
+  const double tokens = static_cast<double>(batch.num_tokens());
+  const double seqs = static_cast<double>(batch.num_sequences());
+  const double d_flops = dense_flops_per_token_ * tokens;
+  out.dense_s = bounded(d_flops, gemm_rate_, dense_weight_bytes_);
+  const double l_flops = lm_head_flops_per_seq_ * seqs;
+  out.lm_head_s = bounded(l_flops, gemm_rate_, lm_head_weight_bytes_);
+  out.overhead_s = (params_.step_overhead_us + params_.per_sequence_overhead_us * seqs) * 1e-6;
+  out.flops = d_flops + attn_flops + l_flops;
+  out.bytes = dense_weight_bytes_ + lm_head_weight_bytes_ + attn_bytes;
+  return out;
+}
+
+std::string RooflineModel::describe() const {
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "roofline: %s (%s) on %.1f TFLOP/s, %.0f GB/s; efficiency gemm %.2f, attention "
+                "%.2f, memory %.2f; overhead %.0f us/step + %.1f us/sequence",
+                model_.name.c_str(), dtype_name(model_.dtype), device_.tensor_flops.value / 1e12,
+                device_.memory_bandwidth.value / 1e9, params_.gemm_efficiency,
+                params_.attention_efficiency, params_.memory_efficiency, params_.step_overhead_us,
+                params_.per_sequence_overhead_us);
+  return buf;
+}
+
+}  // namespace kvsim::models

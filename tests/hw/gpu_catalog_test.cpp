@@ -1,0 +1,105 @@
+// The GPU catalog (scenarios/catalog/gpus.yaml) against hardware.md A1/A2 and physical bounds.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+
+#include "../models/catalog_reader.hpp"
+#include "kvsim/hw/gpu_spec.hpp"
+#include "kvsim/hw/pcie.hpp"
+
+namespace kvsim::hw {
+namespace {
+
+using kvsim::testing::Catalog;
+using kvsim::testing::parse_quantity;
+
+const Catalog& gpus() {
+  static const Catalog c =
+      kvsim::testing::read_catalog(std::string(KVSIM_SOURCE_DIR) + "/scenarios/catalog/gpus.yaml");
+  return c;
+}
+
+// The seven GPUs, each with exactly the GpuSpec keys.
+TEST(GpuCatalog, HasTheGpusWithAllKeys) {
+  const std::set<std::string> expected = {"rtx4090",      "rtx5090",  "l4",  "l40s",
+                                          "a100-80g-sxm", "h100-sxm", "h200"};
+  std::set<std::string> names;
+  for (const auto& [name, e] : gpus()) names.insert(name);
+  EXPECT_EQ(names, expected);
+  const std::set<std::string> keys = {
+      "memory",        "memory_bandwidth", "bf16_dense",
+      "fp8_dense",     "host_link.gen",    "host_link.lanes",
+      "host_link.h2d", "host_link.d2h",    "host_link.bidirectional_each",
+      "p2p",           "gpudirect",        "source"};
+  for (const auto& [name, e] : gpus()) {
+    std::set<std::string> got;
+    for (const auto& [k, v] : e) got.insert(k);
+    EXPECT_EQ(got, keys) << name;
+    EXPECT_FALSE(e.at("source").empty()) << name;
+  }
+}
+
+// The RTX 4090 figures of hardware.md A1/A2: 1,008 GB/s, 165.2 TFLOP/s dense BF16 with FP32
+// accumulate (half of the 330.3 with FP16 accumulate), PCIe 4.0 x16, no P2P, no GPUDirect.
+TEST(GpuCatalog, Rtx4090MatchesA1) {
+  const auto& e = gpus().at("rtx4090");
+  EXPECT_DOUBLE_EQ(parse_quantity(e.at("memory_bandwidth")), 1008e9);
+  EXPECT_DOUBLE_EQ(parse_quantity(e.at("bf16_dense")), 165.2e12);
+  EXPECT_DOUBLE_EQ(parse_quantity(e.at("fp8_dense")), 330.3e12);
+  EXPECT_EQ(e.at("host_link.gen"), "4");
+  EXPECT_EQ(e.at("host_link.lanes"), "16");
+  EXPECT_EQ(e.at("p2p"), "false");
+  EXPECT_EQ(e.at("gpudirect"), "false");
+}
+
+// Physical sanity for every GPU:
+//  - memory as CUDA reports it lies within 90-100 % of the marketed size (in GiB);
+//  - measured host-link rates lie below the theoretical PCIe rate of the link and above half
+//    of it; with both directions busy, no direction is faster than alone;
+//  - FP8, where present, is twice BF16 (same accumulate mode) within 2 % (the L40S datasheet
+//    gives 362.05 and 733), else 0 (A100);
+//  - GeForce cards have neither P2P nor GPUDirect; data-centre cards have GPUDirect.
+TEST(GpuCatalog, FiguresArePlausible) {
+  const std::map<std::string, double> marketed_gib = {
+      {"rtx4090", 24},      {"rtx5090", 32},  {"l4", 24},   {"l40s", 48},
+      {"a100-80g-sxm", 80}, {"h100-sxm", 80}, {"h200", 141}};
+  for (const auto& [name, e] : gpus()) {
+    SCOPED_TRACE(name);
+    const double mem_gib = parse_quantity(e.at("memory")) / 1073741824.0;
+    EXPECT_LE(mem_gib, marketed_gib.at(name));
+    EXPECT_GE(mem_gib, 0.9 * marketed_gib.at(name));
+
+    const int gen = std::stoi(e.at("host_link.gen"));
+    const int lanes = std::stoi(e.at("host_link.lanes"));
+    const double theory = pcie_theoretical_rate(static_cast<PcieGen>(gen), lanes).value;
+    const double h2d = parse_quantity(e.at("host_link.h2d"));
+    const double d2h = parse_quantity(e.at("host_link.d2h"));
+    const double both = parse_quantity(e.at("host_link.bidirectional_each"));
+    for (double r : {h2d, d2h}) {
+      EXPECT_LT(r, theory);
+      EXPECT_GT(r, 0.5 * theory);
+    }
+    EXPECT_LE(both, std::min(h2d, d2h));
+    EXPECT_GT(both, 0);
+
+    const double bf16 = parse_quantity(e.at("bf16_dense"));
+    const double fp8 = parse_quantity(e.at("fp8_dense"));
+    EXPECT_GT(bf16, 0);
+    if (name == "a100-80g-sxm") {
+      EXPECT_EQ(fp8, 0);
+    } else {
+      EXPECT_NEAR(fp8, 2 * bf16, 0.02 * fp8);
+    }
+    const bool geforce = name.rfind("rtx", 0) == 0;
+    EXPECT_EQ(e.at("gpudirect"), geforce ? "false" : "true");
+    if (geforce) {
+      EXPECT_EQ(e.at("p2p"), "false");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kvsim::hw

@@ -1,0 +1,92 @@
+#pragma once
+// A minimal reader for the catalog files (scenarios/catalog/*.yaml) in tests, so that the
+// catalog numbers can be checked without the scenario decoder: top-level names at column 0,
+// their keys at two spaces, values that are plain scalars, double-quoted strings or one-line
+// flow maps ({gen: 4, lanes: 16}; flattened to "host_link.gen"). Comments are dropped.
+// Also parses the few unit spellings the catalog uses (GiB, GB/s, TFLOPS).
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace kvsim::testing {
+
+using CatalogEntry = std::map<std::string, std::string>;
+using Catalog = std::map<std::string, CatalogEntry>;
+
+inline std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t");
+  return s.substr(b, e - b + 1);
+}
+
+// Drops a '#' comment that is not inside double quotes.
+inline std::string strip_comment(const std::string& line) {
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '"') quoted = !quoted;
+    if (line[i] == '#' && !quoted) return line.substr(0, i);
+  }
+  return line;
+}
+
+inline std::string unquote(const std::string& v) {
+  if (v.size() >= 2 && v.front() == '"' && v.back() == '"') return v.substr(1, v.size() - 2);
+  return v;
+}
+
+inline Catalog read_catalog(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  Catalog out;
+  std::string line;
+  std::string current;
+  while (std::getline(in, line)) {
+    const std::string text = strip_comment(line);
+    if (trim(text).empty()) continue;
+    const auto colon = text.find(':');
+    if (colon == std::string::npos) throw std::runtime_error("no key in: " + line);
+    if (text[0] != ' ') {
+      current = trim(text.substr(0, colon));
+      out[current];
+      continue;
+    }
+    if (text.rfind("  ", 0) != 0 || text[2] == ' ') throw std::runtime_error("bad indent: " + line);
+    const std::string key = trim(text.substr(0, colon));
+    const std::string value = trim(text.substr(colon + 1));
+    if (!value.empty() && value.front() == '{') {
+      if (value.back() != '}') throw std::runtime_error("unterminated flow map: " + line);
+      std::stringstream items(value.substr(1, value.size() - 2));
+      std::string item;
+      while (std::getline(items, item, ',')) {
+        const auto c = item.find(':');
+        if (c == std::string::npos) throw std::runtime_error("bad flow item: " + item);
+        out[current][key + "." + trim(item.substr(0, c))] = trim(item.substr(c + 1));
+      }
+    } else {
+      out[current][key] = unquote(value);
+    }
+  }
+  return out;
+}
+
+// "23.99GiB" -> bytes, "1008GB/s" -> bytes/s, "165.2TFLOPS" -> FLOP/s.
+inline double parse_quantity(const std::string& text) {
+  struct Unit {
+    const char* name;
+    double scale;
+  };
+  static const Unit units[] = {{"GiB", 1073741824.0}, {"GB/s", 1e9}, {"TFLOPS", 1e12}};
+  for (const auto& u : units) {
+    const std::string name = u.name;
+    if (text.size() > name.size() &&
+        text.compare(text.size() - name.size(), name.size(), name) == 0) {
+      return std::stod(text.substr(0, text.size() - name.size())) * u.scale;
+    }
+  }
+  throw std::runtime_error("no known unit in: " + text);
+}
+
+}  // namespace kvsim::testing
