@@ -10,6 +10,7 @@
 #include "kvsim/hw/gpu_spec.hpp"
 #include "kvsim/models/compute_spec.hpp"
 #include "kvsim/models/model_spec.hpp"
+#include "kvsim/scenario/catalog.hpp"
 #include "kvsim/workload/workload_spec.hpp"
 
 namespace kvsim::scenario {
@@ -43,9 +44,14 @@ struct Override {
 
 struct LoadOptions {
   std::vector<Override> overrides;
-  // Folder holding gpus.yaml, models.yaml, ...; empty: search scenarios/catalog next to the
-  // scenario file's ancestors, then the installed share folder.
+  // Folder holding gpus.yaml, models.yaml, ...; empty: the KVSIM_CATALOG_DIR environment
+  // variable, else a scenarios/catalog folder in the scenario file's folder or above it, else
+  // the source tree's scenarios/catalog.
   std::string catalog_dir;
+  // Folder that relative file paths in the scenario (workload.input_file, workload.trace.file)
+  // and the catalog search start from; empty: the folder of the scenario file (for
+  // load_scenario_text: of display_name, or the current folder).
+  std::string base_dir;
 };
 
 // Throws InputError with every diagnostic found.
@@ -55,5 +61,13 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& dis
 
 // Parses "a.b.c=value" into an Override; throws InputError naming the flag on bad syntax.
 Override parse_override(const std::string& text);
+
+// Every field of `scenario` as YAML, in the field tables' order (what resolved_yaml holds);
+// loading it gives an equal scenario.
+std::string emit_scenario_yaml(const Scenario& scenario);
+
+// Dotted paths of the fields in which two scenarios differ (source_file and resolved_yaml are
+// not compared); empty when equal.
+std::vector<std::string> scenario_differences(const Scenario& a, const Scenario& b);
 
 }  // namespace kvsim::scenario

@@ -1,0 +1,94 @@
+#include "kvsim/scenario/catalog.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "kvsim/core/error.hpp"
+#include "kvsim/scenario/tables.hpp"
+#include "kvsim/scenario/yaml_codec.hpp"
+
+namespace kvsim::scenario {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Decodes one catalog file into `entries`; problems go to `diagnostics`.
+template <class Spec>
+void load_file(const fs::path& file, const StructTable& table, std::map<std::string, Spec>& entries,
+               std::vector<Diagnostic>& diagnostics) {
+  std::error_code ec;
+  if (!fs::exists(file, ec)) return;
+  const std::string name = file.string();
+  std::ifstream in(file);
+  if (!in) {
+    diagnostics.push_back(Diagnostic{name, 0, 0, "", "cannot read the file"});
+    return;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  const auto root = detail::parse_yaml(text.str(), name, diagnostics);
+  if (!root || root->IsNull()) return;
+  detail::Decoder decoder(name);
+  if (!root->IsMap()) {
+    decoder.report(*root, nullptr, "", "expected a map from entry names to entries");
+  } else {
+    for (auto it = root->begin(); it != root->end(); ++it) {
+      if (!it->first.IsScalar()) {
+        decoder.report(it->first, nullptr, "", "expected an entry name");
+        continue;
+      }
+      const std::string key = it->first.Scalar();
+      if (entries.count(key) != 0) {
+        decoder.report(it->first, nullptr, key, "duplicate entry");
+        continue;
+      }
+      Spec spec{};
+      decoder.decode(it->second, &spec, table, key);
+      if (spec.name.empty()) spec.name = key;
+      if (spec.name != key) {
+        decoder.report(it->second, nullptr, key + ".name",
+                       "must equal its catalog key '" + key + "', got '" + spec.name + "'");
+      }
+      entries.emplace(key, std::move(spec));
+    }
+  }
+  for (auto& d : decoder.diagnostics()) diagnostics.push_back(std::move(d));
+}
+
+}  // namespace
+
+Catalog load_catalog(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    throw InputError(Diagnostic{dir, 0, 0, "", "catalog folder not found"});
+  }
+  Catalog catalog;
+  catalog.dir = dir;
+  std::vector<Diagnostic> diagnostics;
+  load_file(fs::path(dir) / "gpus.yaml", gpu_table(), catalog.gpus, diagnostics);
+  load_file(fs::path(dir) / "models.yaml", model_table(), catalog.models, diagnostics);
+  if (!diagnostics.empty()) {
+    detail::sort_diagnostics(diagnostics);
+    throw InputError(std::move(diagnostics));
+  }
+  return catalog;
+}
+
+std::string find_catalog_dir(const std::string& near_path) {
+  std::error_code ec;
+  fs::path p = fs::absolute(near_path.empty() ? fs::path(".") : fs::path(near_path), ec);
+  if (ec) return {};
+  p = p.lexically_normal();
+  if (!fs::is_directory(p, ec)) p = p.parent_path();
+  while (true) {
+    const fs::path candidate = p / "scenarios" / "catalog";
+    if (fs::is_directory(candidate, ec)) return candidate.string();
+    if (!p.has_parent_path() || p.parent_path() == p) break;
+    p = p.parent_path();
+  }
+  return {};
+}
+
+}  // namespace kvsim::scenario

@@ -1,0 +1,27 @@
+#pragma once
+// The catalog: named GPU and model entries (scenarios/catalog/gpus.yaml and models.yaml) that a
+// scenario's `preset:` keys copy. Each file is a map from name to an entry with the same keys
+// as the struct's field table, decoded by the same tables; the map key is the entry's name.
+#include <map>
+#include <string>
+
+#include "kvsim/hw/gpu_spec.hpp"
+#include "kvsim/models/model_spec.hpp"
+
+namespace kvsim::scenario {
+
+struct Catalog {
+  std::map<std::string, hw::GpuSpec> gpus;
+  std::map<std::string, models::ModelSpec> models;
+  std::string dir;  // the folder the files came from
+};
+
+// Reads <dir>/gpus.yaml and <dir>/models.yaml; a file that does not exist gives an empty map.
+// Throws InputError with every problem found (a missing folder, syntax, unknown keys, ...).
+Catalog load_catalog(const std::string& dir);
+
+// The first `scenarios/catalog` folder found in the folder of `near_path` (a file or a folder)
+// or any folder above it, as an absolute path; empty when there is none.
+std::string find_catalog_dir(const std::string& near_path);
+
+}  // namespace kvsim::scenario

@@ -1,0 +1,660 @@
+#include "kvsim/scenario/tables.hpp"
+
+#include <limits>
+#include <sstream>
+#include <string_view>
+
+#include "kvsim/scenario/scenario.hpp"
+#include "kvsim/scenario/suggest.hpp"
+#include "kvsim/scenario/units.hpp"
+
+namespace kvsim::scenario {
+namespace {
+
+using workload::Distribution;
+
+void issue(std::vector<FieldIssue>& issues, std::string path, ProblemClass problem,
+           std::string message) {
+  issues.push_back(FieldIssue{std::move(path), problem, std::move(message)});
+}
+
+StructTable make_host_link_table() {
+  return TableBuilder<hw::HostLinkSpec>(
+             "HostLinkSpec",
+             "The GPU's PCIe link to host memory: measured practical rates per direction with "
+             "pinned memory.")
+      .enumeration<hw::PcieGen>(
+          "gen", &hw::HostLinkSpec::gen,
+          {{"3", hw::PcieGen::kGen3}, {"4", hw::PcieGen::kGen4}, {"5", hw::PcieGen::kGen5}},
+          "PCIe generation.")
+      .integer("lanes", &hw::HostLinkSpec::lanes, "PCIe lanes.", Range::closed(1, 32))
+      .byte_rate("h2d", &hw::HostLinkSpec::h2d, "Host-to-device copy rate, one direction alone.",
+                 Range::above(0))
+      .required()
+      .byte_rate("d2h", &hw::HostLinkSpec::d2h, "Device-to-host copy rate, one direction alone.",
+                 Range::above(0))
+      .required()
+      .byte_rate("bidirectional_each", &hw::HostLinkSpec::bidirectional_each,
+                 "Rate of each direction while both directions copy at once.", Range::above(0))
+      .required()
+      .build();
+}
+
+StructTable make_gpu_table() {
+  return TableBuilder<hw::GpuSpec>(
+             "GpuSpec",
+             "One GPU. `preset: <name>` copies an entry of the catalog's gpus.yaml; keys beside it "
+             "override the entry's values.")
+      .preset_catalog("gpus")
+      .string("name", &hw::GpuSpec::name, "Catalog name, e.g. rtx4090.")
+      .bytes("memory", &hw::GpuSpec::memory, "Total device memory as CUDA reports it.",
+             Range::above(0))
+      .required()
+      .byte_rate("memory_bandwidth", &hw::GpuSpec::memory_bandwidth, "Peak memory bandwidth.",
+                 Range::above(0))
+      .required()
+      .flop_rate("bf16_dense", &hw::GpuSpec::bf16_dense,
+                 "Dense BF16 tensor throughput with PyTorch's accumulate mode (FP32 accumulate; "
+                 "half rate on GeForce cards).",
+                 Range::above(0))
+      .required()
+      .flop_rate("fp8_dense", &hw::GpuSpec::fp8_dense,
+                 "Dense FP8 tensor throughput; 0FLOPS when the GPU has no FP8 tensor cores.",
+                 Range::at_least(0))
+      .nested("host_link", &hw::GpuSpec::host_link, host_link_table(), "The PCIe link to the host.")
+      .required()
+      .boolean("p2p", &hw::GpuSpec::p2p, "GPU peer-to-peer transfers supported.")
+      .boolean("gpudirect", &hw::GpuSpec::gpudirect, "GPUDirect RDMA / Storage supported.")
+      .string("source", &hw::GpuSpec::source, "Citations for the figures.")
+      .build();
+}
+
+StructTable make_server_table() {
+  return TableBuilder<hw::ServerSpec>("ServerSpec",
+                                      "`count` identical machines, each with `gpus_per_server` "
+                                      "GPUs of one kind.")
+      .string("name", &hw::ServerSpec::name, "Name of this server group in results.")
+      .integer("count", &hw::ServerSpec::count, "Number of identical servers.", Range::at_least(1))
+      .integer("gpus_per_server", &hw::ServerSpec::gpus_per_server, "GPUs in each server.",
+               Range::at_least(1))
+      .nested("gpu", &hw::ServerSpec::gpu, gpu_table(), "The GPU model of every GPU here.")
+      .required()
+      .build();
+}
+
+StructTable make_hardware_table() {
+  return TableBuilder<hw::HardwareSpec>("HardwareSpec", "The machines that serve the model.")
+      .list("servers", &hw::HardwareSpec::servers, server_table(), "Server groups.",
+            Range::at_least(1))
+      .required()
+      .build();
+}
+
+StructTable make_model_table() {
+  using models::DType;
+  using models::ModelSpec;
+  const std::vector<std::pair<std::string, DType>> dtypes = {{"bf16", DType::kBf16},
+                                                             {"fp16", DType::kFp16},
+                                                             {"fp8", DType::kFp8},
+                                                             {"int8", DType::kInt8},
+                                                             {"int4", DType::kInt4}};
+  return TableBuilder<ModelSpec>(
+             "ModelSpec",
+             "The shape of a decoder-only LLM (Hugging Face config.json names). `preset: <name>` "
+             "copies an entry of the catalog's models.yaml; keys beside it override it.")
+      .preset_catalog("models")
+      .string("name", &ModelSpec::name, "Catalog name, e.g. llama-3.1-8b.")
+      .string("hf_id", &ModelSpec::hf_id, "Hugging Face id, e.g. meta-llama/Llama-3.1-8B-Instruct.")
+      .integer("num_layers", &ModelSpec::num_layers, "Decoder layers (num_hidden_layers).",
+               Range::at_least(1))
+      .required()
+      .integer("hidden_size", &ModelSpec::hidden_size, "Model width.", Range::at_least(1))
+      .required()
+      .integer("num_attention_heads", &ModelSpec::num_attention_heads, "Query heads.",
+               Range::at_least(1))
+      .required()
+      .integer("num_kv_heads", &ModelSpec::num_kv_heads,
+               "Key/value heads (num_key_value_heads); must divide num_attention_heads.",
+               Range::at_least(1))
+      .required()
+      .integer("head_dim", &ModelSpec::head_dim, "Dimension of one attention head.",
+               Range::at_least(1))
+      .required()
+      .integer("intermediate_size", &ModelSpec::intermediate_size, "MLP inner width.",
+               Range::at_least(1))
+      .required()
+      .integer("vocab_size", &ModelSpec::vocab_size, "Vocabulary size.", Range::at_least(1))
+      .required()
+      .int64("num_params", &ModelSpec::num_params, "Total parameters, embeddings included.",
+             Range::at_least(1))
+      .required()
+      .boolean("tie_word_embeddings", &ModelSpec::tie_word_embeddings,
+               "Input and output embeddings share one matrix.")
+      .integer("max_position_embeddings", &ModelSpec::max_position_embeddings,
+               "Longest context the model supports (engine.max_model_len 0 means this).",
+               Range::at_least(1))
+      .required()
+      .enumeration<DType>("dtype", &ModelSpec::dtype, dtypes, "Weight dtype.")
+      .enumeration<DType>("kv_dtype", &ModelSpec::kv_dtype, dtypes,
+                          "KV cache dtype; when not given, the weight dtype (vLLM "
+                          "kv_cache_dtype \"auto\").")
+      .boolean("qkv_bias", &ModelSpec::qkv_bias, "q/k/v projections carry biases (Qwen2.5).")
+      .boolean("qk_norm", &ModelSpec::qk_norm, "Per-head RMSNorm on q and k (Qwen3).")
+      .string("source", &ModelSpec::source, "Citations for the figures.")
+      .check([](ModelSpec& m, const KeyGiven& given, std::vector<FieldIssue>& issues) {
+        if (given("dtype") && !given("kv_dtype")) m.kv_dtype = m.dtype;
+        if (m.num_kv_heads > 0 && m.num_attention_heads > 0 &&
+            m.num_attention_heads % m.num_kv_heads != 0) {
+          issue(issues, "num_kv_heads", ProblemClass::kBadValue,
+                "must divide num_attention_heads (" + std::to_string(m.num_attention_heads) +
+                    "), got " + std::to_string(m.num_kv_heads));
+        }
+      })
+      .build();
+}
+
+StructTable make_engine_table() {
+  using engine::EngineConfig;
+  return TableBuilder<EngineConfig>(
+             "EngineConfig",
+             "vLLM V1 engine arguments with vLLM's names; defaults are `vllm serve`'s for a GPU "
+             "under 70 GiB (vllm/engine/arg_utils.py get_batch_defaults).")
+      .integer("max_num_seqs", &EngineConfig::max_num_seqs, "Most sequences in one step.",
+               Range::at_least(1))
+      .integer("max_num_batched_tokens", &EngineConfig::max_num_batched_tokens,
+               "Token budget of one step.", Range::at_least(1))
+      .real("gpu_memory_utilization", &EngineConfig::gpu_memory_utilization,
+            "Fraction of GPU memory the instance may use (weights, activations, KV cache).",
+            Range::open_closed(0, 1))
+      .integer("block_size", &EngineConfig::block_size, "Tokens per KV cache block.",
+               Range::at_least(1))
+      .boolean("enable_prefix_caching", &EngineConfig::enable_prefix_caching,
+               "Reuse cached KV blocks of equal prefixes.")
+      .boolean("enable_chunked_prefill", &EngineConfig::enable_chunked_prefill,
+               "Split long prefills over steps.")
+      .integer("max_model_len", &EngineConfig::max_model_len,
+               "Longest prompt + output; 0 means the model's max_position_embeddings.",
+               Range::at_least(0))
+      .boolean("async_scheduling", &EngineConfig::async_scheduling,
+               "Schedule step N+1 while step N runs.")
+      .int64("num_gpu_blocks_override", &EngineConfig::num_gpu_blocks_override,
+             "KV cache blocks; 0 derives them from memory as vLLM does.", Range::at_least(0))
+      .integer("long_prefill_token_threshold", &EngineConfig::long_prefill_token_threshold,
+               "Most prefill tokens of one request per step; 0 means no cap.", Range::at_least(0))
+      .choice("scheduling_policy", &EngineConfig::scheduling_policy, {"fcfs", "priority"},
+              "Order of waiting requests.")
+      .boolean("enforce_eager", &EngineConfig::enforce_eager, "Run without CUDA graphs.")
+      .time("output_latency", &EngineConfig::output_latency,
+            "Time from a token leaving the engine to the client seeing it (API server, "
+            "detokenizer, network), added to every streamed token.",
+            Range::at_least(0))
+      .build();
+}
+
+StructTable make_roofline_table() {
+  using models::RooflineParams;
+  return TableBuilder<RooflineParams>("RooflineParams",
+                                      "Efficiencies of the roofline compute model "
+                                      "(docs/models.md states its equations).")
+      .real("gemm_efficiency", &RooflineParams::gemm_efficiency,
+            "Fraction of dense tensor peak reached by GEMMs.", Range::open_closed(0, 1))
+      .real("attention_efficiency", &RooflineParams::attention_efficiency,
+            "Fraction of tensor peak reached by attention math.", Range::open_closed(0, 1))
+      .real("memory_efficiency", &RooflineParams::memory_efficiency,
+            "Fraction of peak memory bandwidth reached by streaming reads.",
+            Range::open_closed(0, 1))
+      .real("step_overhead_us", &RooflineParams::step_overhead_us,
+            "Host-side time per engine step not hidden by the GPU, in microseconds.",
+            Range::at_least(0))
+      .real("per_sequence_overhead_us", &RooflineParams::per_sequence_overhead_us,
+            "Host-side time per scheduled sequence, in microseconds.", Range::at_least(0))
+      .build();
+}
+
+StructTable make_compute_table() {
+  using models::ComputeSpec;
+  return TableBuilder<ComputeSpec>("ComputeSpec", "How long one engine step takes.")
+      .choice("kind", &ComputeSpec::kind, {"roofline"}, "Compute model.")
+      .nested("roofline", &ComputeSpec::roofline, roofline_table(), "Roofline parameters.")
+      .build();
+}
+
+StructTable make_prompt_input_table() {
+  using workload::GenerationConfig;
+  return TableBuilder<GenerationConfig>("prompt_input",
+                                        "User-turn token counts (vLLM generation config "
+                                        "`prompt_input`).")
+      .distribution("num_turns", &GenerationConfig::num_turns,
+                    "Messages per conversation (user + assistant), rounded up to even, at least 2.")
+      .required()
+      .distribution("common_prefix_num_tokens", &GenerationConfig::common_prefix_num_tokens,
+                    "Prefix shared by all conversations, sampled once.")
+      .distribution("prefix_num_tokens", &GenerationConfig::prefix_num_tokens,
+                    "Unique prefix of each conversation's first user turn.")
+      .required()
+      .distribution("num_tokens", &GenerationConfig::num_tokens, "Tokens of each user turn.")
+      .required()
+      .build();
+}
+
+StructTable make_prompt_output_table() {
+  using workload::GenerationConfig;
+  return TableBuilder<GenerationConfig>("prompt_output",
+                                        "Assistant-turn token counts (vLLM generation config "
+                                        "`prompt_output`).")
+      .distribution("num_tokens", &GenerationConfig::output_num_tokens,
+                    "Tokens of each assistant answer.")
+      .required()
+      .build();
+}
+
+StructTable make_generation_table() {
+  using workload::GenerationConfig;
+  return TableBuilder<GenerationConfig>(
+             "GenerationConfig",
+             "vLLM's synthetic conversation generator: the keys of "
+             "benchmarks/multi_turn/generate_multi_turn.json without `filetype`.")
+      .integer("num_conversations", &GenerationConfig::num_conversations,
+               "Conversations to generate.", Range::at_least(1))
+      .required()
+      .string_list("text_files", &GenerationConfig::text_files,
+                   "Corpus files of the benchmark; recorded only (token counts need no text).")
+      .boolean("print_stats", &GenerationConfig::print_stats,
+               "The benchmark prints conversation statistics.")
+      .group("prompt_input", prompt_input_table(), "User-turn distributions.")
+      .required()
+      .group("prompt_output", prompt_output_table(), "Assistant-turn distributions.")
+      .required()
+      .build();
+}
+
+StructTable make_clients_table() {
+  using workload::ClientSpec;
+  return TableBuilder<ClientSpec>("ClientSpec",
+                                  "The multi-turn benchmark's closed-loop clients "
+                                  "(benchmark_serving_multi_turn.py flags).")
+      .integer("num_clients", &ClientSpec::num_clients, "Clients; each has one request in flight.",
+               Range::at_least(1))
+      .integer("max_active_conversations", &ClientSpec::max_active_conversations,
+               "Active conversations over all clients; 0 means num_clients.", Range::at_least(0))
+      .choice("conversation_sampling", &ClientSpec::conversation_sampling,
+              {"round_robin", "random"}, "How a client picks its next active conversation.")
+      .real("request_rate", &ClientSpec::request_rate,
+            "Per-client Poisson rate in requests/s (sleep after each request); 0 means no delay.",
+            Range::at_least(0))
+      .int64("max_num_requests", &ClientSpec::max_num_requests,
+             "Requests over all clients; 0 means unlimited.", Range::at_least(0))
+      .integer("max_turns", &ClientSpec::max_turns,
+               "Most messages (user + assistant) per conversation; 0 means unlimited.",
+               Range::at_least(0))
+      .boolean("warmup_step", &ClientSpec::warmup_step,
+               "First send turn 1 of every conversation, uncounted.")
+      .boolean("early_stop", &ClientSpec::early_stop,
+               "Stop all clients when the first one runs out of conversations.")
+      .integer("limit_min_tokens", &ClientSpec::limit_min_tokens,
+               "Answer length floor: 0 from the dataset, < 0 none, > 0 this (with "
+               "limit_max_tokens).")
+      .integer("limit_max_tokens", &ClientSpec::limit_max_tokens,
+               "Answer length cap: 0 from the dataset, < 0 none, > 0 this (with "
+               "limit_min_tokens).")
+      .check([](ClientSpec& c, const KeyGiven&, std::vector<FieldIssue>& issues) {
+        // benchmark_serving_multi_turn.py: positive limits come in pairs; each client needs
+        // at least one active conversation (max_active_conversations // num_clients >= 1).
+        if ((c.limit_min_tokens > 0) != (c.limit_max_tokens > 0)) {
+          issue(issues, c.limit_min_tokens > 0 ? "limit_min_tokens" : "limit_max_tokens",
+                ProblemClass::kBadValue,
+                "limit_min_tokens and limit_max_tokens must both be > 0 when one is");
+        } else if (c.limit_min_tokens > 0 && c.limit_min_tokens > c.limit_max_tokens) {
+          issue(issues, "limit_min_tokens", ProblemClass::kBadValue,
+                "must be <= limit_max_tokens (" + std::to_string(c.limit_max_tokens) + "), got " +
+                    std::to_string(c.limit_min_tokens));
+        }
+        if (c.max_active_conversations > 0 && c.max_active_conversations < c.num_clients) {
+          issue(issues, "max_active_conversations", ProblemClass::kBadValue,
+                "must be 0 or >= num_clients (" + std::to_string(c.num_clients) + "), got " +
+                    std::to_string(c.max_active_conversations));
+        }
+      })
+      .build();
+}
+
+StructTable make_chat_template_table() {
+  using workload::ChatTemplate;
+  return TableBuilder<ChatTemplate>("ChatTemplate",
+                                    "Tokens the server's chat template adds around message "
+                                    "contents (defaults: Llama 3.1).")
+      .integer("preamble_tokens", &ChatTemplate::preamble_tokens,
+               "Once per prompt: begin-of-text and the default system header.", Range::at_least(0))
+      .integer("per_message_tokens", &ChatTemplate::per_message_tokens,
+               "Per message: role header and end-of-turn.", Range::at_least(0))
+      .integer("generation_prompt_tokens", &ChatTemplate::generation_prompt_tokens,
+               "Assistant header that opens the answer.", Range::at_least(0))
+      .build();
+}
+
+StructTable make_trace_table() {
+  using workload::TraceSpec;
+  return TableBuilder<TraceSpec>("TraceSpec", "Open-loop replay of a request trace.")
+      .string("file", &TraceSpec::file,
+              "Trace file; a relative path is relative to the scenario file.")
+      .choice("format", &TraceSpec::format, {"auto", "mooncake"}, "Trace format.")
+      .real("time_scale", &TraceSpec::time_scale, "Multiplies inter-arrival times.",
+            Range::above(0))
+      .int64("max_requests", &TraceSpec::max_requests, "Requests to replay; 0 means all.",
+             Range::at_least(0))
+      .integer("hash_block_tokens", &TraceSpec::hash_block_tokens,
+               "Tokens per trace hash id (Mooncake: 512).", Range::at_least(1))
+      .build();
+}
+
+StructTable make_workload_table() {
+  using workload::WorkloadSpec;
+  return TableBuilder<WorkloadSpec>(
+             "WorkloadSpec",
+             "What the clients send: vLLM's multi-turn benchmark (inline generation config or a "
+             "vLLM input file) or a trace replay.")
+      .enumeration<WorkloadSpec::Kind>(
+          "kind", &WorkloadSpec::kind,
+          {{"multi_turn", WorkloadSpec::Kind::kMultiTurn}, {"trace", WorkloadSpec::Kind::kTrace}},
+          "Workload kind.")
+      .optional_nested("generation", &WorkloadSpec::generation, generation_table(),
+                       "multi_turn: inline generation config (exactly one of generation and "
+                       "input_file).")
+      .string("input_file", &WorkloadSpec::input_file,
+              "multi_turn: vLLM input file (JSON dict = generation config, list = "
+              "conversations); a relative path is relative to the scenario file.")
+      .nested("clients", &WorkloadSpec::clients, clients_table(), "multi_turn: client model.")
+      .nested("chat_template", &WorkloadSpec::chat_template, chat_template_table(),
+              "Chat-template token counts.")
+      .nested("trace", &WorkloadSpec::trace, trace_table(), "trace: the trace to replay.")
+      .double_list("warmup_percentages", &WorkloadSpec::warmup_percentages,
+                   "Percent of the first requests each summary drops (one summary per entry).",
+                   Range::half_open(0, 100))
+      .check([](WorkloadSpec& w, const KeyGiven&, std::vector<FieldIssue>& issues) {
+        if (w.kind == WorkloadSpec::Kind::kMultiTurn) {
+          if (w.generation && !w.input_file.empty()) {
+            issue(issues, "input_file", ProblemClass::kBadValue,
+                  "give either generation or input_file, not both");
+          } else if (!w.generation && w.input_file.empty()) {
+            issue(issues, "generation", ProblemClass::kMissingRequired,
+                  "missing required field: multi_turn needs generation or input_file");
+          }
+        } else if (w.trace.file.empty()) {
+          issue(issues, "trace.file", ProblemClass::kMissingRequired,
+                "missing required field: kind trace needs trace.file");
+        }
+        if (w.warmup_percentages.empty()) {
+          issue(issues, "warmup_percentages", ProblemClass::kOutOfRange,
+                "needs at least one entry (0 keeps every request)");
+        }
+      })
+      .build();
+}
+
+StructTable make_output_table() {
+  return TableBuilder<OutputSpec>("OutputSpec", "Where results go.")
+      .choice("format", &OutputSpec::format, {"table", "json", "csv"}, "Summary format.")
+      .string("requests_out", &OutputSpec::requests_out,
+              "Per-request JSON array file; empty means none.")
+      .string("timeseries_out", &OutputSpec::timeseries_out, "Per-step CSV file; empty means none.")
+      .build();
+}
+
+StructTable make_scenario_table() {
+  return TableBuilder<Scenario>("Scenario", "One simulated run.")
+      .string("name", &Scenario::name, "Scenario name, carried by every result.")
+      .string("description", &Scenario::description, "Free text.")
+      .uint64("seed", &Scenario::seed, "Root seed; every random stream derives from it by name.")
+      .nested("hardware", &Scenario::hardware, hardware_table(), "The machines.")
+      .required()
+      .nested("model", &Scenario::model, model_table(), "The served model.")
+      .required()
+      .nested("engine", &Scenario::engine, engine_table(), "vLLM engine arguments.")
+      .nested("compute", &Scenario::compute, compute_table(), "Step-time model.")
+      .nested("workload", &Scenario::workload, workload_table(), "What the clients send.")
+      .required()
+      .nested("output", &Scenario::output, output_table(), "Result sinks.")
+      .check([](Scenario& s, const KeyGiven&, std::vector<FieldIssue>& issues) {
+        // vLLM refuses these engine settings at start-up: ModelConfig (max_model_len beyond
+        // the model's max_position_embeddings) and SchedulerConfig.verify_max_model_len
+        // (vllm/config/scheduler.py).
+        const auto& e = s.engine;
+        const int model_len = s.model.max_position_embeddings;
+        if (e.max_model_len > 0 && model_len > 0 && e.max_model_len > model_len) {
+          issue(issues, "engine.max_model_len", ProblemClass::kOutOfRange,
+                "must be <= the model's max_position_embeddings (" + std::to_string(model_len) +
+                    "), got " + std::to_string(e.max_model_len));
+        }
+        const int effective_len = e.max_model_len > 0 ? e.max_model_len : model_len;
+        if (!e.enable_chunked_prefill && effective_len > 0 &&
+            e.max_num_batched_tokens < effective_len) {
+          issue(issues, "engine.max_num_batched_tokens", ProblemClass::kBadValue,
+                "must be >= max_model_len (" + std::to_string(effective_len) +
+                    ") when enable_chunked_prefill is false, got " +
+                    std::to_string(e.max_num_batched_tokens));
+        }
+        if (e.max_num_batched_tokens < e.max_num_seqs) {
+          issue(issues, "engine.max_num_batched_tokens", ProblemClass::kBadValue,
+                "must be >= max_num_seqs (" + std::to_string(e.max_num_seqs) + "), got " +
+                    std::to_string(e.max_num_batched_tokens));
+        }
+      })
+      .build();
+}
+
+// ---- reference ----------------------------------------------------------------------------
+
+std::string code(std::string_view s) { return "`" + std::string(s) + "`"; }
+
+// Pipes would split a Markdown table cell.
+std::string cell(std::string s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\";
+    out += c;
+  }
+  return out;
+}
+
+std::string kind_cell(const Field& f) {
+  if (f.kind == FieldKind::kEnum) {
+    std::string s;
+    for (const auto& n : f.enum_names) {
+      if (!s.empty()) s += ", ";
+      s += code(n);
+    }
+    return "one of " + s;
+  }
+  return field_kind_name(f.kind);
+}
+
+std::string default_cell(const Field& f, const StructTable& t) {
+  if (f.required) return "required";
+  const void* d = t.defaults;
+  switch (f.kind) {
+    case FieldKind::kStruct:
+    case FieldKind::kGroup:
+      return "see below";
+    case FieldKind::kOptionalStruct:
+      return "absent";
+    case FieldKind::kStructList:
+      return "[]";
+    case FieldKind::kStringList: {
+      std::string s;
+      for (const auto& v : *static_cast<const std::vector<std::string>*>(f.get(d))) {
+        if (!s.empty()) s += ", ";
+        s += v;
+      }
+      return code("[" + s + "]");
+    }
+    case FieldKind::kDoubleList: {
+      std::string s;
+      for (double v : *static_cast<const std::vector<double>*>(f.get(d))) {
+        if (!s.empty()) s += ", ";
+        s += shortest_double(v);
+      }
+      return code("[" + s + "]");
+    }
+    default: {
+      const std::string text = scalar_text(f, d);
+      return text.empty() ? code("\"\"") : code(text);
+    }
+  }
+}
+
+std::string allowed_cell(const Field& f) {
+  if (f.range.empty()) return "";
+  std::string s = f.range.describe([&](double b) { return format_bound(f, b); });
+  const std::string prefix = "must be ";
+  if (s.compare(0, prefix.size(), prefix) == 0) s = s.substr(prefix.size());
+  if (f.kind == FieldKind::kStructList) s = "count " + s;
+  return s;
+}
+
+void reference_section(std::ostringstream& os, const StructTable& t, const std::string& path) {
+  os << "\n## " << (path.empty() ? std::string("top level") : code(path)) << " (" << t.type_name
+     << ")\n\n"
+     << t.doc << "\n";
+  if (!t.preset_catalog.empty()) {
+    os << "\nAccepts " << code("preset: <name>") << " naming an entry of the catalog's "
+       << t.preset_catalog << ".yaml.\n";
+  }
+  os << "\n| key | kind | default | allowed | meaning |\n|---|---|---|---|---|\n";
+  for (const auto& f : t.fields) {
+    os << "| " << code(f.key) << " | " << cell(kind_cell(f)) << " | " << cell(default_cell(f, t))
+       << " | " << cell(allowed_cell(f)) << " | " << cell(f.doc) << " |\n";
+  }
+  for (const auto& f : t.fields) {
+    if (f.nested == nullptr) continue;
+    std::string sub = path.empty() ? f.key : path + "." + f.key;
+    if (f.kind == FieldKind::kStructList) sub += "[]";
+    reference_section(os, *f.nested, sub);
+  }
+}
+
+std::string units_line(Quantity q) {
+  std::string s;
+  for (const auto& n : unit_names(q)) {
+    if (!s.empty()) s += ", ";
+    s += code(n);
+  }
+  return s;
+}
+
+}  // namespace
+
+const StructTable& host_link_table() {
+  static const StructTable t = make_host_link_table();
+  return t;
+}
+const StructTable& gpu_table() {
+  static const StructTable t = make_gpu_table();
+  return t;
+}
+const StructTable& server_table() {
+  static const StructTable t = make_server_table();
+  return t;
+}
+const StructTable& hardware_table() {
+  static const StructTable t = make_hardware_table();
+  return t;
+}
+const StructTable& model_table() {
+  static const StructTable t = make_model_table();
+  return t;
+}
+const StructTable& engine_table() {
+  static const StructTable t = make_engine_table();
+  return t;
+}
+const StructTable& roofline_table() {
+  static const StructTable t = make_roofline_table();
+  return t;
+}
+const StructTable& compute_table() {
+  static const StructTable t = make_compute_table();
+  return t;
+}
+const StructTable& prompt_input_table() {
+  static const StructTable t = make_prompt_input_table();
+  return t;
+}
+const StructTable& prompt_output_table() {
+  static const StructTable t = make_prompt_output_table();
+  return t;
+}
+const StructTable& generation_table() {
+  static const StructTable t = make_generation_table();
+  return t;
+}
+const StructTable& clients_table() {
+  static const StructTable t = make_clients_table();
+  return t;
+}
+const StructTable& chat_template_table() {
+  static const StructTable t = make_chat_template_table();
+  return t;
+}
+const StructTable& trace_table() {
+  static const StructTable t = make_trace_table();
+  return t;
+}
+const StructTable& workload_table() {
+  static const StructTable t = make_workload_table();
+  return t;
+}
+const StructTable& output_table() {
+  static const StructTable t = make_output_table();
+  return t;
+}
+const StructTable& scenario_table() {
+  static const StructTable t = make_scenario_table();
+  return t;
+}
+
+std::string scenario_reference_markdown() {
+  std::ostringstream os;
+  os << "# Scenario reference\n\n"
+     << "<!-- Generated by kvsim::scenario::scenario_reference_markdown() from the field tables "
+        "in sim/scenario/tables.cpp; tests/scenario/reference_test.cpp fails when this file "
+        "differs (run it with KVSIM_WRITE_REFERENCE=1 to rewrite it). -->\n\n"
+     << "A scenario is one YAML file; each section below is one map. Unknown keys are errors "
+        "(with a \"did you mean\"), and all problems are reported at once as "
+        "`file:line:col: error: path: message`.\n\n"
+     << "## Values\n\n"
+     << "- Counts are bare integers; booleans are `true` or `false`.\n"
+     << "- Sizes, rates and times carry a unit (a bare number is an error); unit names are "
+        "case-sensitive. Decimal prefixes are powers of 1000, binary ones powers of 1024, and "
+        "bit rates divide by 8.\n"
+     << "  - bytes: " << units_line(Quantity::kBytes) << " (rounded to a whole byte)\n"
+     << "  - byte rate: " << units_line(Quantity::kByteRate) << "\n"
+     << "  - FLOP rate: " << units_line(Quantity::kFlopRate) << "\n"
+     << "  - time: " << units_line(Quantity::kTime) << " (rounded to a whole nanosecond)\n"
+     << "- A distribution is a map `{distribution: <kind>, ...}` as in vLLM's "
+        "generate_multi_turn.json:\n"
+     << "  - `constant`: `value`\n"
+     << "  - `uniform`: `min`, `max` (inclusive; `min` > 0; integers when both are written as "
+        "integers, else reals)\n"
+     << "  - `lognormal`: either `average` (>= 1) with optional `median_ratio` in (0, 1), "
+        "default 0.85, or `mean` (> 0) and `sigma` (>= 0) of the underlying normal; optional "
+        "`max`\n"
+     << "  - `zipf`: `alpha` (> 1), optional `max`\n"
+     << "  - `poisson`: `alpha` (the mean, >= 0), optional `max`\n\n"
+     << "## Presets and overrides\n\n"
+     << "- `preset: <name>` in `gpu:` or `model:` copies the catalog entry (gpus.yaml, "
+        "models.yaml); keys beside it override its values. The catalog folder is the first of: "
+        "the loader's catalog_dir option, the `KVSIM_CATALOG_DIR` environment variable, a "
+        "`scenarios/catalog` folder in the scenario file's folder or any folder above it, and "
+        "the catalog of the kvsim source tree. Catalog entries use the same keys as below, "
+        "keyed by name.\n"
+     << "- `--set path=value` patches the tree before decoding: `path` is dotted, list items "
+        "are numbered from 0 (`hardware.servers.0.count=2`), missing maps are created, and the "
+        "value is read as YAML (`--set engine.enable_prefix_caching=false`, "
+        "`--set workload.generation=~` removes a section).\n"
+     << "- The resolved scenario (presets expanded, overrides applied, relative file paths made "
+        "absolute) is written back with every key; loading it again gives the same scenario.\n";
+  reference_section(os, scenario_table(), "");
+  return os.str();
+}
+
+}  // namespace kvsim::scenario
