@@ -16,7 +16,7 @@ struct EngineConfig {
   bool enable_prefix_caching = true;
   bool enable_chunked_prefill = true;
   int max_model_len = 0;  // 0: the model's max_position_embeddings
-  bool async_scheduling = false;
+  bool async_scheduling = true;  // vLLM's default since 0.14 (PR #27614)
   std::int64_t num_gpu_blocks_override = 0;  // 0: derive from memory as vLLM does
   int long_prefill_token_threshold = 0;      // 0: no per-request chunk cap
   std::string scheduling_policy = "fcfs";    // fcfs | priority

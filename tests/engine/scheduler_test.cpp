@@ -10,8 +10,11 @@ namespace {
 using testing::FixedCompute;
 using testing::make_request;
 
+// Synchronous scheduling, so that each test sees one step at a time; async scheduling has its
+// own tests below.
 EngineConfig config(int budget = 2048, int max_seqs = 256) {
   EngineConfig c;
+  c.async_scheduling = false;
   c.max_num_batched_tokens = budget;
   c.max_num_seqs = max_seqs;
   return c;

@@ -57,7 +57,8 @@ TEST(Example, Rtx4090MultiTurnLoadsWithItsStatedSettings) {
   EXPECT_EQ(g.num_tokens.max, 160);
   EXPECT_EQ(g.output_num_tokens.min, 80);
   EXPECT_EQ(g.output_num_tokens.max, 120);
-  EXPECT_EQ(s.workload.clients.num_clients, 16);
+  EXPECT_EQ(s.workload.clients.num_clients, 8);
+  EXPECT_TRUE(s.engine.async_scheduling);
   EXPECT_EQ(s.workload.clients.max_active_conversations, 24);
   // The resolved form loads back to the same scenario.
   const Scenario again = load_scenario_text(s.resolved_yaml, "resolved.yaml", o);

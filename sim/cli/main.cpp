@@ -1,0 +1,246 @@
+// kvsim command line: thin commands over the scenario façade (kvsim::scenario::Simulation).
+// Exit codes: 0 success, 2 bad input (scenario, trace, CLI), 3 internal error.
+#include <CLI/CLI.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kvsim/core/error.hpp"
+#include "kvsim/io/sinks.hpp"
+#include "kvsim/io/summary.hpp"
+#include "kvsim/scenario/catalog.hpp"
+#include "kvsim/scenario/scenario.hpp"
+#include "kvsim/scenario/simulation.hpp"
+#include "kvsim/version.hpp"
+
+namespace {
+
+constexpr int kExitBadInput = 2;
+constexpr int kExitInternal = 3;
+
+using kvsim::InputError;
+
+// Writes a file through a temporary in the same folder and renames it into place, so an
+// interrupted or failed run never leaves a half-written file over an earlier result.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp") {
+    out_.open(tmp_, std::ios::binary | std::ios::trunc);
+    if (!out_) throw InputError("", 0, 0, "cannot write '" + path_ + "': " + std::strerror(errno));
+  }
+  ~AtomicFile() {
+    if (!committed_) {
+      out_.close();
+      std::error_code ec;
+      std::filesystem::remove(tmp_, ec);
+    }
+  }
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  std::ostream& stream() { return out_; }
+  void commit() {
+    out_.flush();
+    out_.close();
+    if (!out_) throw InputError("", 0, 0, "failed writing '" + path_ + "'");
+    std::error_code ec;
+    std::filesystem::rename(tmp_, path_, ec);
+    if (ec) throw InputError("", 0, 0, "cannot move '" + tmp_ + "' to '" + path_ + "': " + ec.message());
+    committed_ = true;
+  }
+
+ private:
+  std::string path_;
+  std::string tmp_;
+  std::ofstream out_;
+  bool committed_ = false;
+};
+
+struct CommonOptions {
+  std::vector<std::string> sets;
+  std::string catalog_dir;
+};
+
+kvsim::scenario::LoadOptions load_options(const CommonOptions& o) {
+  kvsim::scenario::LoadOptions lo;
+  for (const auto& s : o.sets) lo.overrides.push_back(kvsim::scenario::parse_override(s));
+  lo.catalog_dir = o.catalog_dir;
+  return lo;
+}
+
+void add_common(CLI::App* cmd, CommonOptions& o) {
+  cmd->add_option("--set", o.sets,
+                  "Override a scenario value before decoding, e.g. --set engine.max_num_seqs=128 "
+                  "(repeatable)")
+      ->type_name("PATH=VALUE");
+  cmd->add_option("--catalog", o.catalog_dir, "Folder of the GPU and model catalog (default: found "
+                                              "next to the scenario, then the built-in one)")
+      ->type_name("DIR");
+}
+
+struct RunOptions {
+  std::string scenario;
+  std::string trace;
+  std::string format;
+  std::string requests_out;
+  std::string timeseries_out;
+  std::optional<std::uint64_t> seed;
+  double warmup_percent = 0;
+};
+
+int cmd_run(const RunOptions& ro, const CommonOptions& co) {
+  auto lo = load_options(co);
+  if (!ro.trace.empty()) {
+    const auto abs = std::filesystem::absolute(ro.trace).string();
+    if (!std::filesystem::exists(abs)) throw InputError(ro.trace, 0, 0, "--trace: no such file");
+    lo.overrides.push_back({"workload.kind", "trace"});
+    lo.overrides.push_back({"workload.trace.file", abs});
+  }
+  if (ro.seed) lo.overrides.push_back({"seed", std::to_string(*ro.seed)});
+  if (!ro.format.empty()) lo.overrides.push_back({"output.format", ro.format});
+  if (!ro.requests_out.empty()) lo.overrides.push_back({"output.requests_out", ro.requests_out});
+  if (!ro.timeseries_out.empty()) lo.overrides.push_back({"output.timeseries_out", ro.timeseries_out});
+  const auto sc = kvsim::scenario::load_scenario(ro.scenario, lo);
+
+  kvsim::scenario::Simulation sim(sc);
+  std::unique_ptr<AtomicFile> ts_file;
+  std::unique_ptr<kvsim::io::TimeseriesCsvWriter> ts;
+  kvsim::scenario::StepCallback on_step;
+  if (!sc.output.timeseries_out.empty()) {
+    ts_file = std::make_unique<AtomicFile>(sc.output.timeseries_out);
+    ts = std::make_unique<kvsim::io::TimeseriesCsvWriter>(ts_file->stream());
+    on_step = [&ts](const kvsim::io::StepRecord& r) { ts->write(r); };
+  }
+  auto result = sim.run(on_step);
+  if (ts_file) ts_file->commit();
+  if (!sc.output.requests_out.empty()) {
+    AtomicFile f(sc.output.requests_out);
+    kvsim::io::write_requests_json(f.stream(), result.requests);
+    f.commit();
+  }
+  const auto summary = kvsim::io::summarize(result.requests, result.info, ro.warmup_percent);
+  std::ostringstream out;
+  if (sc.output.format == "json") {
+    kvsim::io::write_summary_json(out, summary, result.info);
+  } else if (sc.output.format == "csv") {
+    kvsim::io::write_summary_csv(out, summary, result.info);
+  } else {
+    kvsim::io::write_table(out, summary, result.info);
+  }
+  std::cout << out.str();
+  std::cout.flush();
+  return 0;
+}
+
+int cmd_check(const std::string& path, const CommonOptions& co) {
+  const auto sc = kvsim::scenario::load_scenario(path, load_options(co));
+  kvsim::scenario::Simulation sim(sc);  // also checks what only building can check (KV fit)
+  const auto& info = sim.info();
+  std::cout << path << ": ok (" << sc.name << "; GPU KV cache size: " << info.gpu_kv_cache_tokens
+            << " tokens; " << info.num_engines << " engine" << (info.num_engines == 1 ? "" : "s") << ")\n";
+  return 0;
+}
+
+std::string human(double v, const char* unit, double scale) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(1) << v / scale << ' ' << unit;
+  return os.str();
+}
+
+int cmd_catalog(const CommonOptions& co) {
+  const std::string dir = co.catalog_dir.empty() ? kvsim::scenario::find_catalog_dir("") : co.catalog_dir;
+  const auto cat = kvsim::scenario::load_catalog(dir);
+  std::cout << "GPUs (" << cat.dir << "/gpus.yaml)\n";
+  std::cout << std::left << std::setw(16) << "name" << std::right << std::setw(12) << "memory" << std::setw(14)
+            << "mem BW" << std::setw(14) << "BF16 dense" << std::setw(14) << "FP8 dense" << std::setw(10)
+            << "host" << '\n';
+  for (const auto& [name, g] : cat.gpus) {
+    std::ostringstream host;
+    host << "Gen" << kvsim::hw::pcie_generation(g.host_link.gen) << " x" << g.host_link.lanes;
+    std::cout << std::left << std::setw(16) << name << std::right << std::setw(12)
+              << human(g.memory.as_double(), "GiB", 1073741824.0) << std::setw(14)
+              << human(g.memory_bandwidth.value, "GB/s", 1e9) << std::setw(14)
+              << human(g.bf16_dense.value, "TF", 1e12) << std::setw(14)
+              << (g.fp8_dense.value > 0 ? human(g.fp8_dense.value, "TF", 1e12) : std::string("-")) << std::setw(10)
+              << host.str() << '\n';
+  }
+  std::cout << "\nModels (" << cat.dir << "/models.yaml)\n";
+  std::cout << std::left << std::setw(16) << "name" << std::right << std::setw(10) << "params" << std::setw(8)
+            << "layers" << std::setw(8) << "hidden" << std::setw(7) << "heads" << std::setw(9) << "kv_heads"
+            << std::setw(10) << "head_dim" << std::setw(14) << "KV/token" << std::setw(12) << "weights" << '\n';
+  for (const auto& [name, m] : cat.models) {
+    std::cout << std::left << std::setw(16) << name << std::right << std::setw(10)
+              << human(static_cast<double>(m.num_params), "B", 1e9) << std::setw(8) << m.num_layers << std::setw(8)
+              << m.hidden_size << std::setw(7) << m.num_attention_heads << std::setw(9) << m.num_kv_heads
+              << std::setw(10) << m.head_dim << std::setw(14) << human(m.kv_bytes_per_token().as_double(), "KiB", 1024.0)
+              << std::setw(12) << human(m.weight_bytes().as_double(), "GiB", 1073741824.0) << '\n';
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"kvsim: simulate LLM serving with KV-cache offload (vLLM V1) and plan capacity"};
+  app.set_version_flag("--version", std::string("kvsim ") + kvsim::kVersion);
+  app.require_subcommand(1);
+  app.footer("Exit codes: 0 success, 2 bad input, 3 internal error.\nDocs: docs/README.md");
+
+  CommonOptions common;
+  RunOptions ro;
+  auto* run = app.add_subcommand("run", "Simulate a scenario and print the benchmark's statistics");
+  run->add_option("scenario", ro.scenario, "Scenario YAML file")->required()->type_name("FILE");
+  run->add_option("--trace", ro.trace, "Replay a Mooncake-format JSONL trace open-loop instead of the "
+                                       "scenario's workload")->type_name("FILE");
+  run->add_option("--format", ro.format, "Summary format (default: the scenario's output.format)")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  run->add_option("--requests-out", ro.requests_out, "Write one JSON object per request to FILE")->type_name("FILE");
+  run->add_option("--timeseries-out", ro.timeseries_out, "Write one CSV row per engine step to FILE")
+      ->type_name("FILE");
+  run->add_option("--seed", ro.seed, "Root random seed (default: the scenario's seed)");
+  run->add_option("--warmup-percent", ro.warmup_percent,
+                  "Drop the first X% of requests (by start time) from the statistics, like the "
+                  "benchmark's --warmup-percentages")
+      ->check(CLI::Range(0.0, 100.0));
+  add_common(run, common);
+
+  std::string check_path;
+  auto* check = app.add_subcommand("check-scenario", "Check a scenario and print diagnostics only");
+  check->add_option("scenario", check_path, "Scenario YAML file")->required()->type_name("FILE");
+  add_common(check, common);
+
+  auto* catalog = app.add_subcommand("catalog", "List the catalog's GPUs and models with their key figures");
+  catalog->add_option("--catalog", common.catalog_dir, "Catalog folder")->type_name("DIR");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kExitBadInput;
+  }
+
+  try {
+    if (*run) return cmd_run(ro, common);
+    if (*check) return cmd_check(check_path, common);
+    if (*catalog) return cmd_catalog(common);
+  } catch (const InputError& e) {
+    std::cerr << e.what() << '\n';
+    return kExitBadInput;
+  } catch (const kvsim::InternalError& e) {
+    std::cerr << "kvsim: internal error: " << e.what() << '\n';
+    return kExitInternal;
+  } catch (const std::exception& e) {
+    std::cerr << "kvsim: error: " << e.what() << '\n';
+    return kExitInternal;
+  }
+  return 0;
+}

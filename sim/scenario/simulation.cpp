@@ -1,0 +1,348 @@
+#include "kvsim/scenario/simulation.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+#include <unordered_map>
+
+#include "kvsim/core/error.hpp"
+#include "kvsim/core/event_queue.hpp"
+#include "kvsim/core/tokens.hpp"
+#include "kvsim/engine/engine.hpp"
+#include "kvsim/models/memory.hpp"
+#include "kvsim/models/roofline.hpp"
+#include "kvsim/version.hpp"
+#include "kvsim/workload/make_driver.hpp"
+
+namespace kvsim::scenario {
+namespace {
+
+enum class EventKind : std::uint8_t { kWake, kKick, kStepEnd, kComplete };
+
+struct Event {
+  EventKind kind;
+  std::int64_t arg;  // wake tag, engine index or request id
+};
+
+std::string gib(Bytes b) {
+  std::ostringstream os;
+  os.precision(2);
+  os << std::fixed << b.as_double() / static_cast<double>(kGiB.value) << " GiB";
+  return os.str();
+}
+
+models::DeviceFigures device_figures(const hw::GpuSpec& gpu, const models::ModelSpec& model) {
+  models::DeviceFigures d;
+  d.memory = gpu.memory;
+  d.memory_bandwidth = gpu.memory_bandwidth;
+  const bool fp8 = model.dtype == models::DType::kFp8 && gpu.fp8_dense.value > 0;
+  d.tensor_flops = fp8 ? gpu.fp8_dense : gpu.bf16_dense;
+  return d;
+}
+
+}  // namespace
+
+struct Simulation::Impl : workload::WorkloadContext {
+  // Built.
+  Scenario scenario;
+  std::unique_ptr<models::ComputeModel> compute;
+  std::vector<std::unique_ptr<engine::Engine>> engines;
+  std::unique_ptr<workload::Driver> driver;
+  io::RunInfo info;
+
+  // Running.
+  struct InFlight {
+    workload::RequestSpec spec;
+    SimTime sent = 0;
+    SimTime first_token = -1;
+    int server = 0;
+    std::int64_t prompt_tokens = 0;
+  };
+  EventQueue<Event> events;
+  SimTime clock = 0;
+  std::uint64_t next_request_id = 0;
+  std::unordered_map<std::uint64_t, InFlight> in_flight;
+  std::unordered_map<std::int64_t, int> conversation_server;
+  int next_server = 0;
+  std::vector<bool> kick_pending;
+  std::vector<engine::FinishedRequest> pending_completion;
+  std::unordered_map<std::uint64_t, engine::FinishedRequest> finished_by_id;
+  RunResult result;
+  const StepCallback* on_step = nullptr;
+
+  explicit Impl(const Scenario& s);
+
+  // WorkloadContext.
+  SimTime now() const override { return clock; }
+  std::uint64_t submit(workload::RequestSpec spec) override;
+  void wake_at(SimTime t, std::int64_t tag) override {
+    KVSIM_ASSERT(t >= clock, "a timer was set in the past");
+    events.push(t, Event{EventKind::kWake, tag});
+  }
+
+  void kick(int e) {
+    if (kick_pending[static_cast<std::size_t>(e)]) return;
+    kick_pending[static_cast<std::size_t>(e)] = true;
+    events.push(clock, Event{EventKind::kKick, e});
+  }
+  void try_start_step(int e);
+  void handle_step_end(int e);
+  void complete(const engine::FinishedRequest& f, int server);
+  void run_loop();
+};
+
+Simulation::Impl::Impl(const Scenario& s) : scenario(s) {
+  const auto& sc = scenario;
+  if (sc.hardware.servers.empty()) {
+    throw InputError(Diagnostic{sc.source_file, 0, 0, "hardware.servers", "at least one server is needed"});
+  }
+  if (sc.engine.scheduling_policy != "fcfs") {
+    throw InputError(Diagnostic{sc.source_file, 0, 0, "engine.scheduling_policy",
+                                "only 'fcfs' is modelled (requests carry no priorities)"});
+  }
+  const auto& gpu = sc.hardware.servers.front().gpu;
+  for (const auto& server : sc.hardware.servers) {
+    if (server.gpu.name != gpu.name || server.gpu.memory != gpu.memory) {
+      throw InputError(Diagnostic{sc.source_file, 0, 0, "hardware.servers",
+                                  "all servers must have the same GPU for now"});
+    }
+  }
+  const std::int64_t max_model_len =
+      sc.engine.max_model_len > 0 ? sc.engine.max_model_len : sc.model.max_position_embeddings;
+
+  models::MemoryInputs mem;
+  mem.total_memory = gpu.memory;
+  mem.gpu_memory_utilization = sc.engine.gpu_memory_utilization;
+  mem.model = sc.model;
+  mem.max_num_batched_tokens = sc.engine.max_num_batched_tokens;
+  mem.max_num_seqs = sc.engine.max_num_seqs;
+  mem.max_model_len = max_model_len;
+  mem.block_size = sc.engine.block_size;
+  mem.enforce_eager = sc.engine.enforce_eager;
+  mem.num_gpu_blocks_override = sc.engine.num_gpu_blocks_override;
+  const models::MemoryBreakdown kv = models::kv_capacity(mem);
+  if (kv.num_blocks < 2) {
+    throw InputError(Diagnostic{sc.source_file, 0, 0, "engine.gpu_memory_utilization",
+                                "no memory is left for the KV cache: weights " + gib(kv.weights) +
+                                    " + activations " + gib(kv.activation_peak) + " + non-torch " +
+                                    gib(kv.non_torch) + " exceed " + gib(kv.requested) +
+                                    " (vLLM: \"No available memory for the cache blocks\")"});
+  }
+  const std::int64_t kv_tokens = (kv.num_blocks - 1) * sc.engine.block_size;
+  if (kv_tokens < max_model_len) {
+    // vLLM's _check_enough_kv_cache_memory refuses to start in this case.
+    std::ostringstream os;
+    os << "to serve one request at max_model_len " << max_model_len << ", "
+       << gib(sc.model.kv_bytes_per_token() * max_model_len)
+       << " of KV cache is needed, more than the available "
+       << gib(sc.model.kv_bytes_per_token() * kv_tokens)
+       << "; the estimated maximum model length is " << kv_tokens
+       << ". Increase gpu_memory_utilization or decrease max_model_len (as vLLM says at start-up)";
+    throw InputError(Diagnostic{sc.source_file, 0, 0, "engine.max_model_len", os.str()});
+  }
+
+  compute = std::make_unique<models::RooflineModel>(sc.model, device_figures(gpu, sc.model), sc.compute.roofline);
+  for (const auto& server : sc.hardware.servers) {
+    for (int c = 0; c < server.count; ++c) {
+      for (int g = 0; g < server.gpus_per_server; ++g) {
+        engines.push_back(std::make_unique<engine::Engine>(sc.engine, kv.num_blocks, max_model_len, *compute));
+      }
+    }
+  }
+  kick_pending.assign(engines.size(), false);
+
+  const std::string base_dir =
+      sc.source_file.empty() ? std::string(".") : std::filesystem::path(sc.source_file).parent_path().string();
+  driver = workload::make_driver(sc.workload, base_dir.empty() ? "." : base_dir, sc.seed);
+
+  info.scenario_name = sc.name;
+  info.kvsim_version = kVersion;
+  info.seed = sc.seed;
+  info.header_lines = driver->describe();
+  info.gpu_kv_cache_tokens = kv.kv_tokens;
+  info.num_gpu_blocks = kv.num_blocks;
+  info.max_model_len = max_model_len;
+  info.max_concurrency = static_cast<double>(kv.kv_tokens) / static_cast<double>(max_model_len);
+  info.num_engines = static_cast<int>(engines.size());
+}
+
+std::uint64_t Simulation::Impl::submit(workload::RequestSpec spec) {
+  const std::uint64_t id = next_request_id++;
+  // Router: a conversation stays on the server that served its first turn (its KV is there);
+  // new conversations and requests without one go round robin.
+  int server = 0;
+  if (spec.conversation_id >= 0) {
+    auto it = conversation_server.find(spec.conversation_id);
+    if (it != conversation_server.end()) {
+      server = it->second;
+    } else {
+      server = next_server;
+      next_server = (next_server + 1) % static_cast<int>(engines.size());
+      conversation_server.emplace(spec.conversation_id, server);
+    }
+  } else {
+    server = next_server;
+    next_server = (next_server + 1) % static_cast<int>(engines.size());
+  }
+
+  engine::Request r;
+  r.id = id;
+  r.prompt_tokens = total_tokens(spec.prompt);
+  r.max_output_tokens = std::max<std::int64_t>(spec.output_tokens, 1);
+  TokenSequence full = spec.prompt;
+  append_tokens(full, spec.output_content_id, r.max_output_tokens);
+  r.block_hashes = block_hashes(full, scenario.engine.block_size);
+
+  InFlight f;
+  f.sent = clock;
+  f.server = server;
+  f.prompt_tokens = r.prompt_tokens;
+  f.spec = std::move(spec);
+  in_flight.emplace(id, std::move(f));
+
+  auto& eng = *engines[static_cast<std::size_t>(server)];
+  eng.add_request(std::move(r), clock);
+  for (const auto& done : eng.take_finished()) complete(done, server);  // rejected at arrival
+  kick(server);
+  return id;
+}
+
+void Simulation::Impl::try_start_step(int e) {
+  auto& eng = *engines[static_cast<std::size_t>(e)];
+  if (eng.stepping() || !eng.has_unfinished()) return;
+  const auto duration = eng.start(clock);
+  if (!duration) return;  // nothing schedulable: idle until the next arrival
+  events.push(clock + *duration, Event{EventKind::kStepEnd, e});
+}
+
+void Simulation::Impl::handle_step_end(int e) {
+  auto& eng = *engines[static_cast<std::size_t>(e)];
+  const auto next = eng.finish_step(clock);
+  if (next) events.push(clock + *next, Event{EventKind::kStepEnd, e});
+  const auto& st = eng.last_step();
+  ++info.engine_steps;
+  if (on_step != nullptr && *on_step) {
+    io::StepRecord rec;
+    rec.time_s = to_seconds(st.start);
+    rec.duration_ms = to_ms(st.duration);
+    rec.server = e;
+    rec.running = st.running;
+    rec.waiting = st.waiting;
+    rec.batch_tokens = st.batch_tokens;
+    rec.prefill_requests = st.prefill_requests;
+    rec.decode_requests = st.decode_requests;
+    rec.kv_usage = st.kv_usage;
+    rec.preemptions = st.preemptions;
+    (*on_step)(rec);
+  }
+  const SimTime latency = scenario.engine.output_latency;
+  for (const auto& ft : eng.take_first_tokens()) {
+    auto it = in_flight.find(ft.id);
+    KVSIM_ASSERT(it != in_flight.end(), "first token of an unknown request");
+    it->second.first_token = ft.time + latency;
+  }
+  for (const auto& done : eng.take_finished()) {
+    finished_by_id.emplace(done.id, done);
+    events.push(clock + latency, Event{EventKind::kComplete, static_cast<std::int64_t>(done.id)});
+  }
+}
+
+void Simulation::Impl::complete(const engine::FinishedRequest& f, int server) {
+  auto it = in_flight.find(f.id);
+  KVSIM_ASSERT(it != in_flight.end(), "completion of an unknown request");
+  InFlight fl = std::move(it->second);
+  in_flight.erase(it);
+  workload::Completion c;
+  c.request_id = f.id;
+  c.ok = f.ok;
+  c.sent = fl.sent;
+  c.first_token = fl.first_token;
+  c.finished = clock;
+  c.output_tokens = f.output_tokens;
+  if (f.ok) {
+    io::RequestRecord rec;
+    rec.ttft_ms = to_ms(fl.first_token - fl.sent);
+    rec.latency_ms = to_ms(clock - fl.sent);
+    // The benchmark: TPOT = (latency - TTFT) / (output tokens - first chunk tokens).
+    rec.tpot_ms = f.output_tokens > 1 ? (rec.latency_ms - rec.ttft_ms) / static_cast<double>(f.output_tokens - 1) : 0.0;
+    rec.start_time_ms = to_ms(fl.sent);
+    rec.input_num_turns = fl.spec.input_num_turns;
+    rec.input_num_tokens = fl.spec.input_num_tokens;
+    rec.output_num_tokens = f.output_tokens;
+    rec.conversation_id = fl.spec.conversation_name;
+    rec.client_id = fl.spec.client_id;
+    rec.request_id = f.id;
+    rec.prompt_tokens = fl.prompt_tokens;
+    rec.cached_tokens = f.cached_tokens;
+    rec.preemptions = f.preemptions;
+    rec.server = server;
+    rec.counted = fl.spec.counted;
+    result.requests.push_back(std::move(rec));
+  } else {
+    ++info.failed_requests;
+  }
+  driver->on_complete(c, *this);
+}
+
+void Simulation::Impl::run_loop() {
+  driver->start(*this);
+  while (!events.empty()) {
+    const auto ev = events.pop();
+    KVSIM_ASSERT(ev.time >= clock, "time went back");
+    clock = ev.time;
+    try {
+      switch (ev.payload.kind) {
+        case EventKind::kWake:
+          driver->on_wake(ev.payload.arg, *this);
+          break;
+        case EventKind::kKick:
+          kick_pending[static_cast<std::size_t>(ev.payload.arg)] = false;
+          try_start_step(static_cast<int>(ev.payload.arg));
+          break;
+        case EventKind::kStepEnd:
+          handle_step_end(static_cast<int>(ev.payload.arg));
+          break;
+        case EventKind::kComplete: {
+          const auto id = static_cast<std::uint64_t>(ev.payload.arg);
+          auto it = finished_by_id.find(id);
+          KVSIM_ASSERT(it != finished_by_id.end(), "completion event without a finished request");
+          const auto f = it->second;
+          finished_by_id.erase(it);
+          complete(f, in_flight.at(id).server);
+          break;
+        }
+      }
+    } catch (const InternalError& e) {
+      std::ostringstream os;
+      os << e.what() << " (simulated time " << to_seconds(clock) << " s, event " << static_cast<int>(ev.payload.kind)
+         << " arg " << ev.payload.arg << ")";
+      throw InternalError(os.str());
+    }
+  }
+  if (!in_flight.empty()) {
+    std::ostringstream os;
+    os << in_flight.size() << " request(s) never finished: an engine idles with requests it cannot schedule "
+       << "(simulated time " << to_seconds(clock) << " s)";
+    throw InternalError(os.str());
+  }
+  info.simulated_seconds = to_seconds(clock);
+  for (const auto& e : engines) {
+    info.prefix_cache_queries += e->counters().prefix_cache_queries;
+    info.prefix_cache_hits += e->counters().prefix_cache_hits;
+    info.preemptions += e->counters().preemptions;
+  }
+}
+
+Simulation::Simulation(const Scenario& scenario) : impl_(std::make_unique<Impl>(scenario)) {}
+Simulation::~Simulation() = default;
+
+const io::RunInfo& Simulation::info() const { return impl_->info; }
+
+RunResult Simulation::run(const StepCallback& on_step) {
+  impl_->on_step = &on_step;
+  impl_->run_loop();
+  impl_->result.info = impl_->info;
+  return std::move(impl_->result);
+}
+
+}  // namespace kvsim::scenario

@@ -1,0 +1,24 @@
+#pragma once
+// Builds the Driver a WorkloadSpec describes:
+//   kMultiTurn: conversations from the inline generation config or from the vLLM input file
+//               (a generation config is generated with RngFactory(seed).stream("generation")),
+//               driven by MultiTurnDriver;
+//   kTrace:     a Mooncake trace replayed by TraceDriver.
+// Relative file paths resolve against `base_dir` (the scenario file's folder). Bad input
+// throws InputError.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kvsim/workload/driver.hpp"
+#include "kvsim/workload/workload_spec.hpp"
+
+namespace kvsim::workload {
+
+std::unique_ptr<Driver> make_driver(const WorkloadSpec& spec, const std::string& base_dir,
+                                    std::uint64_t seed);
+
+// `path` if absolute or `base_dir` empty, else base_dir/path.
+std::string resolve_path(const std::string& path, const std::string& base_dir);
+
+}  // namespace kvsim::workload

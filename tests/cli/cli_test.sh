@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# End-to-end checks of the kvsim command line: exit codes, diagnostics with locations,
+# determinism, and that results written before a failure are not lost.
+# Usage: cli_test.sh KVSIM_BINARY SOURCE_DIR
+set -uo pipefail
+kvsim=$1
+src=$2
+example="$src/scenarios/examples/rtx4090-llama3.1-8b-multiturn.yaml"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+pass=0
+
+check() {  # check NAME CONDITION-RESULT
+  if [ "$2" = 0 ]; then pass=$((pass + 1)); echo "ok   $1"; else failures=$((failures + 1)); echo "FAIL $1"; fi
+}
+
+# 1. --version and --help succeed.
+"$kvsim" --version | grep -q "^kvsim [0-9]"; check "version" $?
+"$kvsim" --help | grep -q "run"; check "help lists run" $?
+
+# 2. An unknown flag: exit 2 and a message naming it.
+"$kvsim" run "$example" --no-such-flag >"$work/out" 2>"$work/err"; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--no-such-flag" "$work/err"; check "unknown flag -> exit 2 naming it" $?
+
+# 3. Malformed YAML: exit 2, file:line:col in the message.
+printf 'name: x\nengine:\n  max_num_seqs: [1, 2\n' >"$work/bad.yaml"
+"$kvsim" check-scenario "$work/bad.yaml" >"$work/out" 2>"$work/err"; rc=$?
+[ $rc -eq 2 ] && grep -Eq "bad.yaml:[0-9]+:[0-9]+: error" "$work/err"; check "malformed YAML -> exit 2 with file:line:col" $?
+
+# 4. A trace with a bad line: exit 2, the line number in the message.
+head -3 "$src/../shared/data/traces/mooncake_fast25_conversation_trace.jsonl" >"$work/trace.jsonl" 2>/dev/null ||
+  printf '{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [1, 2]}\n' >"$work/trace.jsonl"
+printf '{"timestamp": 10, "input_length": "many", "output_length": 5, "hash_ids": [1]}\n' >>"$work/trace.jsonl"
+line=$(wc -l <"$work/trace.jsonl")
+"$kvsim" run "$example" --trace "$work/trace.jsonl" >"$work/out" 2>"$work/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "trace.jsonl:$line:" "$work/err"; check "bad trace line -> exit 2 with its line" $?
+
+# 5. A good run: table printed, same seed gives byte-identical JSON twice.
+"$kvsim" run "$example" >"$work/table" 2>"$work/err"; rc=$?
+[ $rc -eq 0 ] && grep -q "ttft_ms" "$work/table" && grep -q "requests_per_sec" "$work/table"; check "run prints the table" $?
+"$kvsim" run "$example" --format json >"$work/a.json" && "$kvsim" run "$example" --format json >"$work/b.json"
+cmp -s "$work/a.json" "$work/b.json"; check "same seed -> byte-identical JSON" $?
+"$kvsim" run "$example" --format json --seed 7 >"$work/c.json"
+! cmp -s "$work/a.json" "$work/c.json"; check "another seed -> different JSON" $?
+
+# 6. Prefix caching off gives a higher mean TTFT on the multi-turn workload.
+mean_ttft() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ttft_ms"]["mean"])' "$1"; }
+"$kvsim" run "$example" --format json --set engine.enable_prefix_caching=false >"$work/off.json"
+on=$(mean_ttft "$work/a.json"); off=$(mean_ttft "$work/off.json")
+python3 -c "import sys; sys.exit(0 if $off > $on else 1)"; check "prefix caching off -> higher mean TTFT ($on ms on, $off ms off)" $?
+
+# 7. --requests-out and --timeseries-out write their files; a later failing run does not
+#    destroy them.
+"$kvsim" run "$example" --requests-out "$work/req.json" --timeseries-out "$work/ts.csv" >/dev/null
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert len(r) > 0 and "ttft_ms" in r[0] and "cached_tokens" in r[0]' "$work/req.json"
+check "requests JSON written" $?
+head -1 "$work/ts.csv" | grep -q "^time_s,"; check "time series CSV written" $?
+cp "$work/req.json" "$work/req.before"
+"$kvsim" run "$work/bad.yaml" --requests-out "$work/req.json" >/dev/null 2>&1
+cmp -s "$work/req.json" "$work/req.before"; check "failed run keeps earlier results" $?
+
+# 8. catalog lists GPUs and models.
+"$kvsim" catalog >"$work/cat" 2>&1 && grep -q rtx4090 "$work/cat" && grep -q llama-3.1-70b "$work/cat"; check "catalog lists rtx4090 and llama-3.1-70b" $?
+
+echo "$pass passed, $failures failed"
+[ $failures -eq 0 ]
