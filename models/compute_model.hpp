@@ -48,10 +48,13 @@ struct StepBreakdown {
   double dense_s = 0;      // token-parallel GEMMs and elementwise ops (QKV, O, MLP, norms)
   double attention_s = 0;  // attention kernels
   double lm_head_s = 0;    // lm_head and sampler (per sequence)
-  double overhead_s = 0;   // host-side per-step overhead (scheduling, input prep, launches)
+  double gpu_overhead_s = 0;  // GPU-side per-step time outside the kernels (graph launch, sync,
+                              // sampled tokens copied back): not hidden by async scheduling
+  double overhead_s = 0;   // host-side per-step overhead (scheduling, input prep, output
+                           // processing): hidden by async scheduling while the GPU is busy
   double flops = 0;        // total floating-point operations of the step
   double bytes = 0;        // total bytes moved from GPU memory
-  double total_s() const { return dense_s + attention_s + lm_head_s + overhead_s; }
+  double total_s() const { return dense_s + attention_s + lm_head_s + gpu_overhead_s + overhead_s; }
 };
 
 class ComputeModel {

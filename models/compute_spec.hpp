@@ -9,9 +9,13 @@ namespace kvsim::models {
 // are in docs/models.md ("Default efficiencies"):
 //  - memory 0.9: clpeak reads 866-921 GB/s on a 4090 (86-91 % of 1,008, hardware.md A2) and the
 //    measured vLLM 0.19 kernel profile streams the 8B weights at 917 GB/s (dense.csv, 1 token).
-//  - step overhead 1,000 us: at 0.9 the kernels of a batch-1 decode take 16.6 ms (60 tok/s);
-//    published single-request decode is ~55-57 tok/s (hardware.md A3), i.e. ~17.5 ms per step,
-//    so ~1 ms per step is host-side or launch time the GPU does not hide.
+//  - step overheads 300 + 1,000 us: at 0.9 the kernels of a batch-1 decode take 16.6 ms
+//    (60 tok/s); published single-request decode is ~55-57 tok/s (hardware.md A3), i.e.
+//    ~17.5-18 ms per step, so ~1.3 ms per step is time outside the kernels. We split it into
+//    a GPU-side part (CUDA graph launch, end-of-step synchronisation, sampled tokens copied to
+//    the host: 300 us, an assumption) that async scheduling cannot hide, and a host-side part
+//    (scheduling, input preparation, output processing: 1,000 us) that it hides while the
+//    GPU is busy. Synchronous: 17.9 ms (56 tok/s); async: 16.9 ms (59 tok/s).
 //  - gemm 0.6: prefill of short prompts at 55-65 % MFU, ~5.5-7k tok/s (hardware.md A3); the
 //    kernel profile alone reaches ~0.95 for 2,048-token GEMMs, so this default is conservative.
 //  - attention 0.6: the profile's attention kernel for a 2,048-token causal chunk takes 336 us
@@ -24,7 +28,8 @@ struct RooflineParams {
   double gemm_efficiency = 0.6;       // fraction of dense tensor peak reached by GEMMs
   double attention_efficiency = 0.6;  // fraction of tensor peak reached by attention math
   double memory_efficiency = 0.9;  // fraction of peak memory bandwidth reached by streaming reads
-  double step_overhead_us = 1000;  // time per engine step not covered by the roofline terms
+  double gpu_step_overhead_us = 300;  // GPU-side time per step outside the kernels
+  double step_overhead_us = 1000;  // host-side time per engine step (hidden by async scheduling)
   double per_sequence_overhead_us = 1;  // time per scheduled sequence (sampler, input preparation)
 };
 

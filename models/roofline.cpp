@@ -61,6 +61,7 @@ RooflineModel::RooflineModel(ModelSpec model, DeviceFigures device, RooflinePara
   require_fraction(errors, "compute.roofline.attention_efficiency", params_.attention_efficiency);
   require_fraction(errors, "compute.roofline.memory_efficiency", params_.memory_efficiency);
   require_non_negative(errors, "compute.roofline.step_overhead_us", params_.step_overhead_us);
+  require_non_negative(errors, "compute.roofline.gpu_step_overhead_us", params_.gpu_step_overhead_us);
   require_non_negative(errors, "compute.roofline.per_sequence_overhead_us",
                        params_.per_sequence_overhead_us);
   if (!errors.empty()) throw InputError(std::move(errors));
@@ -131,6 +132,7 @@ StepBreakdown RooflineModel::step_time(const BatchShape& batch) const {
   out.dense_s = bounded(d_flops, gemm_rate_, dense_weight_bytes_);
   const double l_flops = lm_head_flops_per_seq_ * seqs;
   out.lm_head_s = bounded(l_flops, gemm_rate_, lm_head_weight_bytes_);
+  out.gpu_overhead_s = params_.gpu_step_overhead_us * 1e-6;
   out.overhead_s = (params_.step_overhead_us + params_.per_sequence_overhead_us * seqs) * 1e-6;
   out.flops = d_flops + attn_flops + l_flops;
   out.bytes = dense_weight_bytes_ + lm_head_weight_bytes_ + attn_bytes;

@@ -203,6 +203,10 @@ StructTable make_roofline_table() {
       .real("memory_efficiency", &RooflineParams::memory_efficiency,
             "Fraction of peak memory bandwidth reached by streaming reads.",
             Range::open_closed(0, 1))
+      .real("gpu_step_overhead_us", &RooflineParams::gpu_step_overhead_us,
+            "GPU-side time per engine step outside the kernels (graph launch, synchronisation), "
+            "in microseconds; not hidden by async scheduling.",
+            Range::at_least(0))
       .real("step_overhead_us", &RooflineParams::step_overhead_us,
             "Host-side time per engine step not hidden by the GPU, in microseconds.",
             Range::at_least(0))
