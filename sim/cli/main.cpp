@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/io/comparison.hpp"
 #include "kvsim/io/sinks.hpp"
 #include "kvsim/io/summary.hpp"
 #include "kvsim/scenario/catalog.hpp"
@@ -150,6 +151,81 @@ int cmd_check(const std::string& path, const CommonOptions& co) {
   return 0;
 }
 
+struct Variant {
+  std::string name;
+  std::string description;
+  std::vector<kvsim::scenario::Override> overrides;
+};
+
+// "NAME: path=value, path=value" (the part after the colon may be empty).
+Variant parse_variant(const std::string& text) {
+  const auto colon = text.find(':');
+  Variant v;
+  v.name = text.substr(0, colon);
+  while (!v.name.empty() && v.name.back() == ' ') v.name.pop_back();
+  if (v.name.empty()) throw InputError("", 0, 0, "--variant '" + text + "': expected NAME: path=value, ...");
+  if (colon != std::string::npos) {
+    std::string rest = text.substr(colon + 1);
+    std::size_t start = 0;
+    while (start <= rest.size()) {
+      const auto comma = rest.find(',', start);
+      std::string part = rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      const auto b = part.find_first_not_of(' ');
+      const auto e = part.find_last_not_of(' ');
+      if (b != std::string::npos) {
+        part = part.substr(b, e - b + 1);
+        v.overrides.push_back(kvsim::scenario::parse_override(part));
+        v.description += (v.description.empty() ? "" : ", ") + part;
+      }
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  if (v.description.empty()) v.description = "the scenario as written";
+  return v;
+}
+
+// The KV-tier variants every scenario can run: the GPU's prefix cache (VRAM only), and no KV
+// reuse at all (every turn recomputes its history).
+std::vector<Variant> default_variants() {
+  return {
+      {"vram-only", "GPU KV cache with prefix caching", {}},
+      {"no-reuse", "prefix caching off: every turn recomputes its history",
+       {{"engine.enable_prefix_caching", "false"}}},
+  };
+}
+
+struct CompareOptions {
+  std::string scenario;
+  std::vector<std::string> variants;
+  std::string format = "table";
+  std::optional<std::uint64_t> seed;
+};
+
+int cmd_compare(const CompareOptions& co, const CommonOptions& common) {
+  std::vector<Variant> variants;
+  for (const auto& t : co.variants) variants.push_back(parse_variant(t));
+  if (variants.empty()) variants = default_variants();
+  std::vector<kvsim::io::ComparisonRow> rows;
+  kvsim::io::RunInfo first_info;
+  for (const auto& v : variants) {
+    auto lo = load_options(common);
+    if (co.seed) lo.overrides.push_back({"seed", std::to_string(*co.seed)});
+    for (const auto& o : v.overrides) lo.overrides.push_back(o);
+    const auto sc = kvsim::scenario::load_scenario(co.scenario, lo);
+    kvsim::scenario::Simulation sim(sc);
+    auto result = sim.run();
+    if (rows.empty()) first_info = result.info;
+    rows.push_back({v.name, v.description, kvsim::io::summarize(result.requests, result.info)});
+  }
+  std::ostringstream out;
+  if (co.format == "json") kvsim::io::write_comparison_json(out, rows);
+  else if (co.format == "csv") kvsim::io::write_comparison_csv(out, rows);
+  else kvsim::io::write_comparison_table(out, rows, first_info);
+  std::cout << out.str();
+  return 0;
+}
+
 std::string human(double v, const char* unit, double scale) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(1) << v / scale << ' ' << unit;
@@ -213,6 +289,17 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 100.0));
   add_common(run, common);
 
+  CompareOptions cmp;
+  auto* compare = app.add_subcommand("compare", "Run a scenario's KV-tier variants and compare them side by side");
+  compare->add_option("scenario", cmp.scenario, "Scenario YAML file")->required()->type_name("FILE");
+  compare->add_option("--variant", cmp.variants,
+                      "A variant as 'NAME: path=value, path=value' (repeatable; default: vram-only and "
+                      "no-reuse). The first variant is the baseline of the ratios.")
+      ->type_name("SPEC");
+  compare->add_option("--format", cmp.format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}));
+  compare->add_option("--seed", cmp.seed, "Root random seed (default: the scenario's seed)");
+  add_common(compare, common);
+
   std::string check_path;
   auto* check = app.add_subcommand("check-scenario", "Check a scenario and print diagnostics only");
   check->add_option("scenario", check_path, "Scenario YAML file")->required()->type_name("FILE");
@@ -231,6 +318,7 @@ int main(int argc, char** argv) {
   try {
     if (*run) return cmd_run(ro, common);
     if (*check) return cmd_check(check_path, common);
+    if (*compare) return cmd_compare(cmp, common);
     if (*catalog) return cmd_catalog(common);
   } catch (const InputError& e) {
     std::cerr << e.what() << '\n';

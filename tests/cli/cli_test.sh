@@ -63,5 +63,27 @@ cmp -s "$work/req.json" "$work/req.before"; check "failed run keeps earlier resu
 # 8. catalog lists GPUs and models.
 "$kvsim" catalog >"$work/cat" 2>&1 && grep -q rtx4090 "$work/cat" && grep -q llama-3.1-70b "$work/cat"; check "catalog lists rtx4090 and llama-3.1-70b" $?
 
+# 9. compare runs the KV-tier variants: VRAM-only beats no-reuse on requests/s.
+"$kvsim" compare "$example" --format json >"$work/cmp.json" 2>"$work/err"; rc=$?
+[ $rc -eq 0 ] && python3 -c '
+import json, sys
+rows = {r["variant"]: r for r in json.load(open(sys.argv[1]))}
+assert rows["vram-only"]["requests_per_sec"] > rows["no-reuse"]["requests_per_sec"], rows
+assert rows["no-reuse"]["prefix_cache_hit_rate"] == 0
+' "$work/cmp.json"; check "compare: vram-only serves more requests/s than no-reuse" $?
+"$kvsim" compare "$example" --variant "bad variant spec: engine.max_num_seqs" >/dev/null 2>"$work/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "engine.max_num_seqs" "$work/err"; check "compare: bad --variant -> exit 2" $?
+
+# 10. Golden scenario through the command line: the JSON summary is byte-identical to the
+#     reviewed one. KVSIM_UPDATE_GOLDEN=1 rewrites it instead.
+golden="$src/tests/fixtures/golden/small-multiturn"
+if [ "${KVSIM_UPDATE_GOLDEN:-0}" = 1 ]; then
+  "$kvsim" run "$golden.yaml" --format json >"$golden.summary.json"
+  echo "updated $golden.summary.json"
+fi
+"$kvsim" run "$golden.yaml" --format json >"$work/golden.json"
+if cmp -s "$work/golden.json" "$golden.summary.json"; then check "golden scenario matches" 0; else
+  diff "$golden.summary.json" "$work/golden.json" | head -20; check "golden scenario matches" 1; fi
+
 echo "$pass passed, $failures failed"
 [ $failures -eq 0 ]

@@ -1,0 +1,100 @@
+#include "kvsim/io/comparison.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "kvsim/io/text_format.hpp"
+
+namespace kvsim::io {
+namespace {
+
+struct Column {
+  const char* key;     // JSON/CSV key
+  const char* header;  // table header
+  int decimals;
+  std::function<double(const Summary&)> get;
+};
+
+const std::vector<Column>& columns() {
+  static const std::vector<Column> cols = {
+      {"requests_per_sec", "req/s", 3, [](const Summary& s) { return s.requests_per_sec; }},
+      {"output_tokens_per_sec", "out tok/s", 1, [](const Summary& s) { return s.output_tokens_per_sec; }},
+      {"ttft_ms_mean", "TTFT mean", 1, [](const Summary& s) { return s.ttft_ms.mean; }},
+      {"ttft_ms_p50", "TTFT p50", 1, [](const Summary& s) { return s.ttft_ms.percentile(0.5); }},
+      {"ttft_ms_p90", "TTFT p90", 1, [](const Summary& s) { return s.ttft_ms.percentile(0.9); }},
+      {"ttft_ms_p99", "TTFT p99", 1, [](const Summary& s) { return s.ttft_ms.percentile(0.99); }},
+      {"tpot_ms_mean", "TPOT mean", 2, [](const Summary& s) { return s.tpot_ms.mean; }},
+      {"tpot_ms_p90", "TPOT p90", 2, [](const Summary& s) { return s.tpot_ms.percentile(0.9); }},
+      {"latency_ms_mean", "lat mean", 1, [](const Summary& s) { return s.latency_ms.mean; }},
+      {"latency_ms_p90", "lat p90", 1, [](const Summary& s) { return s.latency_ms.percentile(0.9); }},
+      {"prefix_cache_hit_rate", "hit rate", 3, [](const Summary& s) { return s.prefix_cache_hit_rate; }},
+      {"preemptions", "preempt", 0, [](const Summary& s) { return static_cast<double>(s.preemptions); }},
+      {"num_requests", "requests", 0, [](const Summary& s) { return static_cast<double>(s.num_requests); }},
+  };
+  return cols;
+}
+
+std::string pad_left(const std::string& s, std::size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
+std::string pad_right(const std::string& s, std::size_t w) { return s.size() >= w ? s : s + std::string(w - s.size(), ' '); }
+
+std::string cell(double v, int decimals) { return std::isnan(v) ? std::string("NaN") : format_fixed(v, decimals); }
+
+}  // namespace
+
+void write_comparison_table(std::ostream& os, const std::vector<ComparisonRow>& rows, const RunInfo& info) {
+  std::size_t name_w = 7;
+  for (const auto& r : rows) name_w = std::max(name_w, r.variant.size());
+  const auto& cols = columns();
+  std::vector<std::size_t> widths;
+  for (const auto& c : cols) {
+    std::size_t w = std::string(c.header).size();
+    for (const auto& r : rows) w = std::max(w, cell(c.get(r.summary), c.decimals).size());
+    widths.push_back(w);
+  }
+  os << "Comparison of " << rows.size() << " variants of " << info.scenario_name << " (seed " << info.seed
+     << ", kvsim " << info.kvsim_version << "); times in ms\n";
+  std::string line = pad_right("variant", name_w);
+  for (std::size_t i = 0; i < cols.size(); ++i) line += "  " + pad_left(cols[i].header, widths[i]);
+  os << line << '\n' << std::string(line.size(), '-') << '\n';
+  for (const auto& r : rows) {
+    std::string l = pad_right(r.variant, name_w);
+    for (std::size_t i = 0; i < cols.size(); ++i) l += "  " + pad_left(cell(cols[i].get(r.summary), cols[i].decimals), widths[i]);
+    os << l << '\n';
+  }
+  if (!rows.empty()) {
+    os << "\nAgainst " << rows.front().variant << ":\n";
+    const Summary& base = rows.front().summary;
+    for (const auto& r : rows) {
+      os << "  " << pad_right(r.variant, name_w) << "  requests/s x" << cell(r.summary.requests_per_sec / base.requests_per_sec, 2)
+         << ", mean TTFT x" << cell(r.summary.ttft_ms.mean / base.ttft_ms.mean, 2) << ", mean TPOT x"
+         << cell(r.summary.tpot_ms.mean / base.tpot_ms.mean, 2) << "   (" << r.description << ")\n";
+    }
+  }
+  os << "GPU KV cache size: " << format_thousands(info.gpu_kv_cache_tokens) << " tokens per engine, "
+     << info.num_engines << " engine" << (info.num_engines == 1 ? "" : "s") << '\n';
+}
+
+void write_comparison_json(std::ostream& os, const std::vector<ComparisonRow>& rows) {
+  os << "[";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    os << (i ? ",\n  {" : "\n  {") << "\"variant\": " << json_quote(rows[i].variant)
+       << ", \"description\": " << json_quote(rows[i].description);
+    for (const auto& c : columns()) os << ", " << json_quote(c.key) << ": " << json_number(c.get(rows[i].summary));
+    os << "}";
+  }
+  os << "\n]\n";
+}
+
+void write_comparison_csv(std::ostream& os, const std::vector<ComparisonRow>& rows) {
+  os << "variant,description";
+  for (const auto& c : columns()) os << ',' << c.key;
+  os << '\n';
+  for (const auto& r : rows) {
+    os << csv_field(r.variant) << ',' << csv_field(r.description);
+    for (const auto& c : columns()) os << ',' << csv_number(c.get(r.summary));
+    os << '\n';
+  }
+}
+
+}  // namespace kvsim::io

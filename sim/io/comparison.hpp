@@ -1,0 +1,28 @@
+#pragma once
+// Side-by-side comparison of several runs of one scenario (e.g. its KV-tier variants): one row
+// per variant with the figures planners compare. Times in ms, rates per second.
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "kvsim/io/results.hpp"
+#include "kvsim/io/summary.hpp"
+
+namespace kvsim::io {
+
+struct ComparisonRow {
+  std::string variant;      // short name, e.g. "gpu-prefix-cache"
+  std::string description;  // what the variant changes
+  Summary summary;
+};
+
+// A fixed-width table: variant, requests/s, output tokens/s, TTFT mean/p50/p90/p99,
+// TPOT mean/p90, latency mean/p90, prefix-cache hit rate, preemptions, and each metric's ratio
+// to the first row for requests/s and mean TTFT.
+void write_comparison_table(std::ostream& os, const std::vector<ComparisonRow>& rows, const RunInfo& info);
+// The same as a JSON array of objects (deterministic key order and number format).
+void write_comparison_json(std::ostream& os, const std::vector<ComparisonRow>& rows);
+// The same as CSV with a header row.
+void write_comparison_csv(std::ostream& os, const std::vector<ComparisonRow>& rows);
+
+}  // namespace kvsim::io
