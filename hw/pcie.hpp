@@ -6,8 +6,9 @@
 //   practical   = theoretical x efficiency
 // Large (>= 1-2 MB) pinned DMA transfers reach 75-90 % of theoretical after TLP/DLLP overhead:
 // 12.2-12.9 of 15.75 GB/s on Gen3 x16, 24-27 of 31.5 on Gen4 x16 (RTX 4090), 56-57 of 63 on
-// Gen5 x16 (RTX 5090) (hardware.md A5, nvbandwidth and gearshifft measurements). The default
-// 0.8 gives 25.2 GB/s on Gen4 x16, the 4090's measured H2D (hardware.md A9 seed: 25 GB/s).
+// Gen5 x16 (RTX 5090) (docs/sources.md A5, nvbandwidth and gearshifft measurements). The
+// default 0.8 gives 25.2 GB/s on Gen4 x16, the 4090's measured H2D (docs/sources.md A9 seed:
+// 25 GB/s).
 #include "kvsim/core/units.hpp"
 #include "kvsim/hw/gpu_spec.hpp"
 

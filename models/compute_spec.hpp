@@ -7,16 +7,16 @@ namespace kvsim::models {
 // Efficiencies of the roofline model (models/roofline.hpp states the equations). The defaults
 // are calibrated for Llama-3.1-8B BF16 on an RTX 4090 (165.2 TFLOP/s, 1,008 GB/s); the reasons
 // are in docs/models.md ("Default efficiencies"):
-//  - memory 0.9: clpeak reads 866-921 GB/s on a 4090 (86-91 % of 1,008, hardware.md A2) and the
-//    measured vLLM 0.19 kernel profile streams the 8B weights at 917 GB/s (dense.csv, 1 token).
+//  - memory 0.9: clpeak reads 866-921 GB/s on a 4090 (86-91 % of 1,008, docs/sources.md A2) and
+//    the measured vLLM 0.19 kernel profile streams the 8B weights at 917 GB/s (dense.csv, 1 token).
 //  - step overheads 300 + 1,000 us: at 0.9 the kernels of a batch-1 decode take 16.6 ms
-//    (60 tok/s); published single-request decode is ~55-57 tok/s (hardware.md A3), i.e.
+//    (60 tok/s); published single-request decode is ~55-57 tok/s (docs/sources.md A3), i.e.
 //    ~17.5-18 ms per step, so ~1.3 ms per step is time outside the kernels. We split it into
 //    a GPU-side part (CUDA graph launch, end-of-step synchronisation, sampled tokens copied to
 //    the host: 300 us, an assumption) that async scheduling cannot hide, and a host-side part
 //    (scheduling, input preparation, output processing: 1,000 us) that it hides while the
 //    GPU is busy. Synchronous: 17.9 ms (56 tok/s); async: 16.9 ms (59 tok/s).
-//  - gemm 0.6: prefill of short prompts at 55-65 % MFU, ~5.5-7k tok/s (hardware.md A3); the
+//  - gemm 0.6: prefill of short prompts at 55-65 % MFU, ~5.5-7k tok/s (docs/sources.md A3); the
 //    kernel profile alone reaches ~0.95 for 2,048-token GEMMs, so this default is conservative.
 //  - attention 0.6: the profile's attention kernel for a 2,048-token causal chunk takes 336 us
 //    per layer, 102 TFLOP/s = 62 % of 165.2 (attention.csv).

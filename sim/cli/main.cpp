@@ -148,6 +148,8 @@ int cmd_check(const std::string& path, const CommonOptions& co) {
   const auto& info = sim.info();
   std::cout << path << ": ok (" << sc.name << "; GPU KV cache size: " << info.gpu_kv_cache_tokens
             << " tokens; " << info.num_engines << " engine" << (info.num_engines == 1 ? "" : "s") << ")\n";
+  std::cout << "KV cache per engine, as vLLM sizes it:\n";
+  for (const auto& line : info.memory_breakdown) std::cout << "  " << line << '\n';
   return 0;
 }
 

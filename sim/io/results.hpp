@@ -58,7 +58,8 @@ struct RunInfo {
   std::int64_t preemptions = 0;
   std::int64_t engine_steps = 0;
   double simulated_seconds = 0;
-  std::int64_t failed_requests = 0;       // rejected by the server (e.g. longer than max_model_len)
+  std::int64_t failed_requests = 0;      // rejected by the server (e.g. longer than max_model_len)
+  std::vector<std::string> memory_breakdown;  // how the KV cache size was derived, term by term
 };
 
 }  // namespace kvsim::io

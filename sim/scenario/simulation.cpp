@@ -128,8 +128,8 @@ Simulation::Impl::Impl(const Scenario& s) : scenario(s) {
                                     gib(kv.non_torch) + " exceed " + gib(kv.requested) +
                                     " (vLLM: \"No available memory for the cache blocks\")"});
   }
-  const std::int64_t kv_tokens = (kv.num_blocks - 1) * sc.engine.block_size;
-  if (kv_tokens < max_model_len) {
+  const std::int64_t kv_tokens = kv.kv_tokens;
+  if (!kv.fits_max_model_len) {
     // vLLM's _check_enough_kv_cache_memory refuses to start in this case.
     std::ostringstream os;
     os << "to serve one request at max_model_len " << max_model_len << ", "
@@ -164,6 +164,7 @@ Simulation::Impl::Impl(const Scenario& s) : scenario(s) {
   info.max_model_len = max_model_len;
   info.max_concurrency = static_cast<double>(kv.kv_tokens) / static_cast<double>(max_model_len);
   info.num_engines = static_cast<int>(engines.size());
+  info.memory_breakdown = kv.explanation;
 }
 
 std::uint64_t Simulation::Impl::submit(workload::RequestSpec spec) {

@@ -1,4 +1,5 @@
-// The GPU catalog (scenarios/catalog/gpus.yaml) against hardware.md A1/A2 and physical bounds.
+// The GPU catalog (scenarios/catalog/gpus.yaml) against docs/sources.md A1/A2 and physical
+// bounds.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -42,7 +43,7 @@ TEST(GpuCatalog, HasTheGpusWithAllKeys) {
   }
 }
 
-// The RTX 4090 figures of hardware.md A1/A2: 1,008 GB/s, 165.2 TFLOP/s dense BF16 with FP32
+// The RTX 4090 figures of docs/sources.md A1/A2: 1,008 GB/s, 165.2 TFLOP/s dense BF16 with FP32
 // accumulate (half of the 330.3 with FP16 accumulate), PCIe 4.0 x16, no P2P, no GPUDirect.
 TEST(GpuCatalog, Rtx4090MatchesA1) {
   const auto& e = gpus().at("rtx4090");

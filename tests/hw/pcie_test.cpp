@@ -33,7 +33,7 @@ TEST(Pcie, LanesAndGenerationsScale) {
 }
 
 // The default practical rate (80 %) of Gen4 x16 is 25.2 GB/s, inside the 4090's measured
-// 23.9-26.4 GB/s H2D range (hardware.md A2); every measured rate of A5 lies within 75-90 % of
+// 23.9-26.4 GB/s H2D range (docs/sources.md A2); every measured rate of A5 lies within 75-90 % of
 // its theoretical rate: 12.2 of 15.75 (Gen3), 25.1 of 31.5 (Gen4), 56.3 of 63 (Gen5).
 TEST(Pcie, PracticalRateMatchesMeasurements) {
   const double gen4 = practical_rate(PcieGen::kGen4, 16).value;

@@ -110,7 +110,7 @@ TEST(ModelCatalog, ShapesAndParamCountsMatch) {
   }
 }
 
-// KV bytes per token of the catalog entries (hardware.md A4 table; Qwen3-8B:
+// KV bytes per token of the catalog entries (docs/sources.md A4 table; Qwen3-8B:
 // 2 x 36 x 8 x 128 x 2 = 147,456 = 144 KiB).
 TEST(ModelCatalog, KvBytesPerToken) {
   auto kv = [](const char* name) {

@@ -57,9 +57,9 @@ TEST(KvCapacity, OverrideIsHonoured) {
   EXPECT_GT(out.available_kv.value, 1000LL * 2 * 1048576);  // the memory was there all along
 }
 
-// vLLM issue 10517 (hardware.md A3): Llama-3.1-8B-Instruct BF16 on a 24 GB card whose CUDA total
-// was 23.58 GiB, utilization 0.90, non-torch 0.35 GiB, vLLM 0.6.x V0 with chunked prefill off,
-// so the profile run pushed max_model_len tokens over 256 sequences:
+// vLLM issue 10517 (docs/sources.md A3): Llama-3.1-8B-Instruct BF16 on a 24 GB card whose CUDA
+// total was 23.58 GiB, utilization 0.90, non-torch 0.35 GiB, vLLM 0.6.x V0 with chunked prefill
+// off, so the profile run pushed max_model_len tokens over 256 sequences:
 //   max_model_len 20,000: peak_torch 17.06 GiB, KV 3.81 GiB, 1,952 blocks = 31,232 tokens
 //   max_model_len 29,000: peak_torch 17.98 GiB, KV 2.89 GiB, 1,478 blocks = 23,648 tokens
 // Weights were logged as 14.99 GiB. Our figures within 10 %.
@@ -113,7 +113,8 @@ TEST(KvCapacity, MatchesPr48322On4090) {
 // The default 4090 example. It must hold more than the issue-10517 setup at max_model_len
 // 20,000 (31,232 tokens: a smaller card total and a 10x larger profile run) and less than the
 // pool would be if nothing but the weights were subtracted: (0.9 x 23.99 GiB - 14.96 GiB) /
-// 128 KiB = 54,333 tokens. (hardware.md A9 seeds ~28k from the V0-era log; see docs/models.md.)
+// 128 KiB = 54,333 tokens. (docs/sources.md A9 seeds ~28k from the V0-era log; see
+// docs/models.md.)
 TEST(KvCapacity, Default4090Example) {
   const auto out = kv_capacity(rtx4090_llama8b());
   EXPECT_EQ(out.profile_tokens, 2048);
@@ -126,7 +127,7 @@ TEST(KvCapacity, Default4090Example) {
   EXPECT_FALSE(out.explanation.empty());
 }
 
-// hardware.md A3 [D]: each +0.05 of utilization adds 0.05 x total of KV memory; on 23.99 GiB
+// docs/sources.md A3 [D]: each +0.05 of utilization adds 0.05 x total of KV memory; on 23.99 GiB
 // that is 1.1995 GiB = 614.1 blocks of 2 MiB = 9,826 tokens (give or take one block).
 TEST(KvCapacity, UtilizationStep) {
   MemoryInputs in = rtx4090_llama8b();
@@ -218,7 +219,7 @@ TEST(KvCapacity, MaxModelLenDefaultsToModel) {
   in.max_model_len = 0;
   const auto out = kv_capacity(in);
   EXPECT_EQ(out.max_model_len, 131072);
-  EXPECT_FALSE(out.fits_max_model_len);  // hardware.md A3: 128k needs 16 GiB of KV
+  EXPECT_FALSE(out.fits_max_model_len);  // docs/sources.md A3: 128k needs 16 GiB of KV
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ using testing::qwen25_32b;
 using testing::qwen25_7b;
 using testing::qwen3_8b;
 
-// KV bytes per token = 2 x layers x kv_heads x head_dim x 2 bytes (hardware.md A4):
+// KV bytes per token = 2 x layers x kv_heads x head_dim x 2 bytes (docs/sources.md A4):
 //   Llama-3.1-8B  2 x 32 x 8 x 128 x 2 = 131,072 = 128 KiB
 //   Llama-3.1-70B 2 x 80 x 8 x 128 x 2 = 327,680 = 320 KiB
 //   Qwen2.5-7B    2 x 28 x 4 x 128 x 2 =  57,344 =  56 KiB

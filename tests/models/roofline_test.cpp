@@ -13,7 +13,8 @@
 namespace kvsim::models {
 namespace {
 
-// RTX 4090 figures from hardware.md A1: 165.2 TFLOP/s dense BF16 (FP32 accumulate), 1,008 GB/s.
+// RTX 4090 figures from docs/sources.md A1: 165.2 TFLOP/s dense BF16 (FP32 accumulate),
+// 1,008 GB/s.
 DeviceFigures rtx4090() {
   return DeviceFigures{FlopsPerSec{165.2e12}, BytesPerSec{1008e9}, Bytes{24'564LL << 20}};
 }
@@ -34,8 +35,8 @@ BatchShape one_chunk(std::int64_t new_tokens, std::int64_t cached) {
   return b;
 }
 
-// One request decoding alone at a short context runs at ~55-57 tok/s on a 4090 (hardware.md
-// A3); the default parameters must land in [55, 60].
+// One request decoding alone at a short context runs at ~55-57 tok/s on a 4090
+// (docs/sources.md A3); the default parameters must land in [55, 60].
 TEST(Roofline, Batch1DecodeOn4090) {
   const auto m = llama8b_on_4090();
   const double tok_s = 1.0 / m.step_time(decodes(1, 128)).total_s();
@@ -44,7 +45,7 @@ TEST(Roofline, Batch1DecodeOn4090) {
 }
 
 // Prefill of a short prompt: 2,048 new tokens in one chunk at 55-65 % MFU, ~5.5-7k tok/s
-// (hardware.md A3).
+// (docs/sources.md A3).
 TEST(Roofline, PrefillChunkOn4090) {
   const auto m = llama8b_on_4090();
   const auto s = m.step_time(one_chunk(2048, 0));
@@ -56,7 +57,7 @@ TEST(Roofline, PrefillChunkOn4090) {
   EXPECT_LE(mfu, 0.65);
 }
 
-// hardware.md A3: batch 32 at 2k context reads 16.06 GB of weights plus 32 x 2,048 x 128 KiB
+// docs/sources.md A3: batch 32 at 2k context reads 16.06 GB of weights plus 32 x 2,048 x 128 KiB
 // = 8.6 GB of KV per step, ~27 ms/step at 910 GB/s. Within 20 %.
 TEST(Roofline, Batch32DecodeAt2kMatchesA3) {
   const auto m = llama8b_on_4090();
@@ -162,7 +163,8 @@ TEST(Roofline, DescribeNamesModelAndDevice) {
 }
 
 // Cross-check with the measured vLLM 0.19 kernel profile of Llama-3.1-8B on an RTX 4090
-// (/work/shared/data/profiles/rtx4090-llama-3.1-8b-vllm0.19, times per decoder layer):
+// (the measured kernel profile in ../shared/data/profiles/rtx4090-llama-3.1-8b-vllm0.19, from
+// LLMServingSim, MIT licence; times per decoder layer):
 //  - one decode token: the token-parallel kernels (2 x layernorm, qkv, rotary, o, gate_up,
 //    act, down) x 32 layers + embedding + final norm stream the weights; the roofline's dense
 //    part at memory efficiency 0.9 must lie within 5 % of that sum;
