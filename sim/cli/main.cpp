@@ -96,6 +96,7 @@ struct RunOptions {
   std::string timeseries_out;
   std::optional<std::uint64_t> seed;
   double warmup_percent = 0;
+  bool warmup_set = false;
 };
 
 int cmd_run(const RunOptions& ro, const CommonOptions& co) {
@@ -128,7 +129,10 @@ int cmd_run(const RunOptions& ro, const CommonOptions& co) {
     kvsim::io::write_requests_json(f.stream(), result.requests);
     f.commit();
   }
-  const auto summary = kvsim::io::summarize(result.requests, result.info, ro.warmup_percent);
+  // --warmup-percent wins; otherwise the scenario's first warmup percentage.
+  double warmup = ro.warmup_percent;
+  if (!ro.warmup_set && !sc.workload.warmup_percentages.empty()) warmup = sc.workload.warmup_percentages.front();
+  const auto summary = kvsim::io::summarize(result.requests, result.info, warmup);
   std::ostringstream out;
   if (sc.output.format == "json") {
     kvsim::io::write_summary_json(out, summary, result.info);
@@ -312,6 +316,7 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+    ro.warmup_set = run->count("--warmup-percent") > 0;
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : kExitBadInput;

@@ -195,30 +195,25 @@ bool Engine::schedule_plan(SimTime now, Plan& plan) {
   return true;
 }
 
-std::optional<SimTime> Engine::start(SimTime now) {
-  KVSIM_ASSERT(plans_.empty(), "start() while a step is in flight");
+bool Engine::enqueue_plan(SimTime now) {
   Plan plan;
   if (!spare_plans_.empty()) {
     plan = std::move(spare_plans_.back());
     spare_plans_.pop_back();
   }
-  if (!schedule_plan(now, plan)) {
-    spare_plans_.push_back(std::move(plan));
-    return std::nullopt;
-  }
-  const SimTime duration = plan.stats.duration;
-  plans_.push_back(std::move(plan));
-  if (config_.async_scheduling) {
-    // EngineCore.step_with_batch_queue: with a free slot in the batch queue the next step is
-    // scheduled at once, before the outputs of the one in flight are known.
-    Plan next;
-    if (!spare_plans_.empty()) {
-      next = std::move(spare_plans_.back());
-      spare_plans_.pop_back();
-    }
-    if (schedule_plan(now, next)) plans_.push_back(std::move(next));
-    else spare_plans_.push_back(std::move(next));
-  }
+  const bool scheduled = schedule_plan(now, plan);
+  if (scheduled) plans_.push_back(std::move(plan));
+  else spare_plans_.push_back(std::move(plan));
+  return scheduled;
+}
+
+std::optional<SimTime> Engine::start(SimTime now) {
+  KVSIM_ASSERT(plans_.empty(), "start() while a step is in flight");
+  if (!enqueue_plan(now)) return std::nullopt;
+  const SimTime duration = plans_.front().stats.duration;
+  // EngineCore.step_with_batch_queue: with a free slot in the batch queue the next step is
+  // scheduled at once, before the outputs of the one in flight are known.
+  if (config_.async_scheduling) enqueue_plan(now);
   return duration;
 }
 
@@ -231,16 +226,9 @@ std::optional<SimTime> Engine::finish_step(SimTime now) {
   spare_plans_.push_back(std::move(done));
   if (plans_.empty()) return start(now);
   // Async: the queued step starts now; schedule the one after it.
-  Plan& current = plans_.front();
-  current.stats.start = now;
-  const SimTime duration = current.stats.duration;
-  Plan next;
-  if (!spare_plans_.empty()) {
-    next = std::move(spare_plans_.back());
-    spare_plans_.pop_back();
-  }
-  if (schedule_plan(now, next)) plans_.push_back(std::move(next));
-  else spare_plans_.push_back(std::move(next));
+  plans_.front().stats.start = now;
+  const SimTime duration = plans_.front().stats.duration;
+  enqueue_plan(now);
   return duration;
 }
 

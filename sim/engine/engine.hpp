@@ -117,6 +117,8 @@ class Engine {
   const Request& req(Slot s) const { return slots_[static_cast<std::size_t>(s)]; }
   // Schedules one step at `now` into `plan`; false when nothing was scheduled.
   bool schedule_plan(SimTime now, Plan& plan);
+  // Schedules a step and queues it behind the one in flight; false when nothing was scheduled.
+  bool enqueue_plan(SimTime now);
   void schedule_pass(Plan& plan);
   void apply_outputs(const Plan& plan, SimTime now);
   void preempt(Slot s);

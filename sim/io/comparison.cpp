@@ -35,9 +35,6 @@ const std::vector<Column>& columns() {
   return cols;
 }
 
-std::string pad_left(const std::string& s, std::size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
-std::string pad_right(const std::string& s, std::size_t w) { return s.size() >= w ? s : s + std::string(w - s.size(), ' '); }
-
 std::string cell(double v, int decimals) { return std::isnan(v) ? std::string("NaN") : format_fixed(v, decimals); }
 
 }  // namespace

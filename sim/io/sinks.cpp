@@ -161,12 +161,6 @@ std::string scalar_csv(const Field& f) {
   return {};
 }
 
-std::string pad_left(const std::string& s, std::size_t width) {
-  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
-}
-std::string pad_right(const std::string& s, std::size_t width) {
-  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
-}
 
 // describe().T printed by pandas: one row per metric, one column per statistic; every column
 // formatted on its own (pandas_float_column), right-aligned to the wider of its header and

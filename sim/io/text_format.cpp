@@ -201,4 +201,11 @@ std::string csv_number(double v) {
   return format_shortest(v);
 }
 
+std::string pad_left(const std::string& s, std::size_t width) {
+  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
+}
+std::string pad_right(const std::string& s, std::size_t width) {
+  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
+
 }  // namespace kvsim::io

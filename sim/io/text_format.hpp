@@ -41,4 +41,8 @@ std::string csv_field(std::string_view s);
 // A CSV number: shortest round-trip form, or an empty field for NaN and infinities.
 std::string csv_number(double v);
 
+// `s` padded with spaces to `width` characters, on the left (right-aligned) or the right.
+std::string pad_left(const std::string& s, std::size_t width);
+std::string pad_right(const std::string& s, std::size_t width);
+
 }  // namespace kvsim::io
