@@ -1,0 +1,239 @@
+#include "kvsim/engine/kv_tier.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "kvsim/core/error.hpp"
+
+namespace kvsim::engine {
+
+KvTier::KvTier(std::string name, std::int64_t capacity_chunks, EvictionPolicy policy)
+    : name_(std::move(name)), capacity_(capacity_chunks), policy_(policy) {
+  KVSIM_ASSERT(capacity_ >= 1, "tier '" + name_ + "' needs room for at least one chunk");
+}
+
+void KvTier::push_mru(std::int32_t e, List l) {
+  Entry& x = entries_[static_cast<std::size_t>(e)];
+  DList& d = list(l);
+  x.list = l;
+  x.prev = d.tail;
+  x.next = -1;
+  if (d.tail >= 0) entries_[static_cast<std::size_t>(d.tail)].next = e;
+  else d.head = e;
+  d.tail = e;
+  ++d.size;
+}
+
+void KvTier::unlink(std::int32_t e) {
+  Entry& x = entries_[static_cast<std::size_t>(e)];
+  DList& d = list(x.list);
+  if (x.prev >= 0) entries_[static_cast<std::size_t>(x.prev)].next = x.next;
+  else d.head = x.next;
+  if (x.next >= 0) entries_[static_cast<std::size_t>(x.next)].prev = x.prev;
+  else d.tail = x.prev;
+  x.prev = x.next = -1;
+  --d.size;
+}
+
+std::int32_t KvTier::alloc(std::uint64_t hash) {
+  std::int32_t e = 0;
+  if (!free_.empty()) {
+    e = free_.back();
+    free_.pop_back();
+  } else {
+    e = static_cast<std::int32_t>(entries_.size());
+    entries_.emplace_back();
+  }
+  entries_[static_cast<std::size_t>(e)] = Entry{};
+  entries_[static_cast<std::size_t>(e)].hash = hash;
+  return e;
+}
+
+void KvTier::release(std::int32_t e) { free_.push_back(e); }
+
+std::int64_t KvTier::match(std::span<const std::uint64_t> hashes, std::size_t first) {
+  std::int64_t n = 0;
+  for (std::size_t i = first; i < hashes.size(); ++i) {
+    ++stats_.lookups;
+    if (!is_ready(hashes[i])) break;
+    ++n;
+  }
+  stats_.hits += n;
+  return n;
+}
+
+bool KvTier::is_ready(std::uint64_t hash) const {
+  auto it = index_.find(hash);
+  return it != index_.end() && entries_[static_cast<std::size_t>(it->second)].ready;
+}
+
+std::int32_t KvTier::evictable_in(List l) const {
+  for (std::int32_t e = list(l).head; e >= 0; e = entries_[static_cast<std::size_t>(e)].next) {
+    const Entry& x = entries_[static_cast<std::size_t>(e)];
+    if (x.ready && x.pins == 0) return e;
+  }
+  return -1;
+}
+
+bool KvTier::evict_one() {
+  std::int32_t victim = -1;
+  if (policy_ == EvictionPolicy::kLru) {
+    victim = evictable_in(List::kT1);
+  } else {
+    // ARC REPLACE: take from T1 when it is above its target size p, else from T2; fall back to
+    // the other list when the chosen one has nothing evictable (entries pinned or in flight).
+    const auto t1 = static_cast<double>(list(List::kT1).size);
+    const bool from_t1 = list(List::kT1).size > 0 && t1 > arc_p_;
+    victim = evictable_in(from_t1 ? List::kT1 : List::kT2);
+    if (victim < 0) victim = evictable_in(from_t1 ? List::kT2 : List::kT1);
+  }
+  if (victim < 0) return false;
+  Entry& x = entries_[static_cast<std::size_t>(victim)];
+  const List from = x.list;
+  unlink(victim);
+  index_.erase(x.hash);
+  --ready_;
+  ++stats_.evictions;
+  if (policy_ == EvictionPolicy::kArc) {
+    x.ready = false;
+    push_mru(victim, from == List::kT1 ? List::kB1 : List::kB2);
+    ghosts_[x.hash] = victim;
+  } else {
+    release(victim);
+  }
+  return true;
+}
+
+void KvTier::trim_ghosts() {
+  // ARC keeps |T1| + |B1| <= c and |T1| + |T2| + |B1| + |B2| <= 2c.
+  auto drop_lru = [this](List l) {
+    const std::int32_t e = list(l).head;
+    if (e < 0) return false;
+    unlink(e);
+    ghosts_.erase(entries_[static_cast<std::size_t>(e)].hash);
+    release(e);
+    return true;
+  };
+  while (list(List::kT1).size + list(List::kB1).size > capacity_ && drop_lru(List::kB1)) {
+  }
+  while (size() + list(List::kB1).size + list(List::kB2).size > 2 * capacity_ &&
+         (drop_lru(List::kB2) || drop_lru(List::kB1))) {
+  }
+}
+
+bool KvTier::begin_store(std::uint64_t hash) {
+  if (index_.count(hash) != 0) {
+    ++stats_.stores_dropped;
+    return false;
+  }
+  List target = List::kT1;
+  std::int32_t ghost = -1;
+  if (policy_ == EvictionPolicy::kArc) {
+    auto g = ghosts_.find(hash);
+    if (g != ghosts_.end()) {
+      ghost = g->second;
+      const auto b1 = static_cast<double>(std::max<std::int64_t>(list(List::kB1).size, 1));
+      const auto b2 = static_cast<double>(std::max<std::int64_t>(list(List::kB2).size, 1));
+      // A ghost hit in B1 says T1 was too small: grow p; in B2, shrink it.
+      if (entries_[static_cast<std::size_t>(ghost)].list == List::kB1) {
+        arc_p_ = std::min(static_cast<double>(capacity_), arc_p_ + std::max(b2 / b1, 1.0));
+      } else {
+        arc_p_ = std::max(0.0, arc_p_ - std::max(b1 / b2, 1.0));
+      }
+      target = List::kT2;
+    }
+  }
+  if (size() >= capacity_ && !evict_one()) {
+    ++stats_.stores_dropped;
+    return false;
+  }
+  std::int32_t e = 0;
+  if (ghost >= 0) {
+    unlink(ghost);
+    ghosts_.erase(hash);
+    e = ghost;
+    entries_[static_cast<std::size_t>(e)] = Entry{};
+    entries_[static_cast<std::size_t>(e)].hash = hash;
+  } else {
+    e = alloc(hash);
+  }
+  push_mru(e, target);
+  index_.emplace(hash, e);
+  ++stats_.stores_started;
+  if (policy_ == EvictionPolicy::kArc) trim_ghosts();
+  return true;
+}
+
+void KvTier::finish_store(std::uint64_t hash) {
+  auto it = index_.find(hash);
+  KVSIM_ASSERT(it != index_.end(), "finish_store of a chunk that is not in tier '" + name_ + "'");
+  Entry& x = entries_[static_cast<std::size_t>(it->second)];
+  KVSIM_ASSERT(!x.ready, "finish_store twice in tier '" + name_ + "'");
+  x.ready = true;
+  ++ready_;
+  ++stats_.stores_completed;
+}
+
+void KvTier::pin(std::uint64_t hash) {
+  auto it = index_.find(hash);
+  KVSIM_ASSERT(it != index_.end() && entries_[static_cast<std::size_t>(it->second)].ready,
+               "a load pinned a chunk that is not ready in tier '" + name_ + "'");
+  ++entries_[static_cast<std::size_t>(it->second)].pins;
+  ++stats_.loads;
+}
+
+void KvTier::unpin(std::uint64_t hash) {
+  auto it = index_.find(hash);
+  KVSIM_ASSERT(it != index_.end(), "unpin of a chunk not in tier '" + name_ + "'");
+  Entry& x = entries_[static_cast<std::size_t>(it->second)];
+  KVSIM_ASSERT(x.pins > 0, "unpin without pin in tier '" + name_ + "'");
+  --x.pins;
+}
+
+void KvTier::touch(std::span<const std::uint64_t> hashes) {
+  for (auto h = hashes.rbegin(); h != hashes.rend(); ++h) {
+    auto it = index_.find(*h);
+    if (it == index_.end()) continue;
+    const std::int32_t e = it->second;
+    unlink(e);
+    push_mru(e, policy_ == EvictionPolicy::kArc ? List::kT2 : List::kT1);
+  }
+}
+
+std::vector<std::uint64_t> KvTier::order() const {
+  std::vector<std::uint64_t> out;
+  for (const List l : {List::kT1, List::kT2}) {
+    for (std::int32_t e = list(l).head; e >= 0; e = entries_[static_cast<std::size_t>(e)].next) {
+      out.push_back(entries_[static_cast<std::size_t>(e)].hash);
+    }
+  }
+  return out;
+}
+
+void KvTier::check_invariants() const {
+  std::int64_t resident = 0;
+  std::int64_t ready = 0;
+  for (const List l : {List::kT1, List::kT2, List::kB1, List::kB2}) {
+    std::int64_t n = 0;
+    std::int32_t prev = -1;
+    for (std::int32_t e = list(l).head; e >= 0; e = entries_[static_cast<std::size_t>(e)].next) {
+      const Entry& x = entries_[static_cast<std::size_t>(e)];
+      KVSIM_ASSERT(x.prev == prev && x.list == l, "broken list in tier '" + name_ + "'");
+      prev = e;
+      ++n;
+      if (l == List::kT1 || l == List::kT2) {
+        ++resident;
+        ready += x.ready ? 1 : 0;
+        KVSIM_ASSERT(index_.count(x.hash) == 1, "resident entry missing from the index");
+      } else {
+        KVSIM_ASSERT(ghosts_.count(x.hash) == 1, "ghost entry missing from the ghost index");
+      }
+    }
+    KVSIM_ASSERT(n == list(l).size, "list size out of step in tier '" + name_ + "'");
+  }
+  KVSIM_ASSERT(resident == size(), "index size out of step");
+  KVSIM_ASSERT(resident <= capacity_, "tier '" + name_ + "' over capacity");
+  KVSIM_ASSERT(ready == ready_, "ready count out of step");
+}
+
+}  // namespace kvsim::engine

@@ -1,0 +1,99 @@
+#pragma once
+// One KV-cache tier outside the GPU (host DRAM, local NVMe, a remote store): a capacity in
+// chunks of `chunk_tokens` tokens, entries keyed by the chained hash of their last block, and an
+// eviction policy. An entry is written (store in flight), then ready (loadable); loads pin it so
+// it cannot be evicted while read. Mirrors vLLM's CPU offloading manager
+// (vllm/v1/kv_offload/cpu/policies/lru.py, arc.py): lookups count consecutive ready hits from a
+// position; eviction takes only entries that are ready and not pinned; on a hit or store the
+// request's chunks are touched in reverse order, so its first chunk ends most recently used and
+// its tail is evicted first.
+// ARC (Megiddo and Modha, FAST'03) keeps a recency list T1 and a frequency list T2 with ghost
+// lists B1/B2 that adapt the target size p of T1.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace kvsim::engine {
+
+enum class EvictionPolicy { kLru, kArc };
+
+struct TierStats {
+  std::int64_t lookups = 0;        // chunks asked for
+  std::int64_t hits = 0;           // chunks found ready
+  std::int64_t stores_started = 0;
+  std::int64_t stores_completed = 0;
+  std::int64_t stores_dropped = 0;  // no room (everything pinned or in flight) or already there
+  std::int64_t evictions = 0;
+  std::int64_t loads = 0;           // chunks read out
+};
+
+class KvTier {
+ public:
+  KvTier(std::string name, std::int64_t capacity_chunks, EvictionPolicy policy);
+
+  const std::string& name() const { return name_; }
+  std::int64_t capacity() const { return capacity_; }
+  std::int64_t size() const { return static_cast<std::int64_t>(index_.size()); }
+  std::int64_t ready_count() const { return ready_; }
+
+  // Consecutive ready entries of `hashes` starting at `first` (counts toward the stats).
+  std::int64_t match(std::span<const std::uint64_t> hashes, std::size_t first);
+  bool is_ready(std::uint64_t hash) const;
+  bool contains(std::uint64_t hash) const { return index_.count(hash) != 0; }
+
+  // Makes room for a chunk about to be written, evicting as the policy says. Returns false, and
+  // changes nothing, when the chunk is already here or no unpinned ready entry can be evicted.
+  bool begin_store(std::uint64_t hash);
+  // The write finished: the chunk becomes loadable.
+  void finish_store(std::uint64_t hash);
+  // A load reads the chunk: it may not be evicted until unpin().
+  void pin(std::uint64_t hash);
+  void unpin(std::uint64_t hash);
+  // Marks chunks used, last to first, so that the first ends most recently used.
+  void touch(std::span<const std::uint64_t> hashes);
+
+  const TierStats& stats() const { return stats_; }
+  // For tests: resident hashes from least to most recently used (LRU order; for ARC, T1 then T2).
+  std::vector<std::uint64_t> order() const;
+  // For tests: checks list links and counts.
+  void check_invariants() const;
+
+ private:
+  enum class List : std::uint8_t { kT1, kT2, kB1, kB2 };
+  struct Entry {
+    std::uint64_t hash = 0;
+    std::int32_t prev = -1, next = -1;
+    List list = List::kT1;
+    bool ready = false;
+    int pins = 0;
+  };
+  struct DList {
+    std::int32_t head = -1, tail = -1;  // head: least recently used
+    std::int64_t size = 0;
+  };
+  DList& list(List l) { return lists_[static_cast<int>(l)]; }
+  const DList& list(List l) const { return lists_[static_cast<int>(l)]; }
+  void push_mru(std::int32_t e, List l);
+  void unlink(std::int32_t e);
+  std::int32_t alloc(std::uint64_t hash);
+  void release(std::int32_t e);
+  bool evict_one();
+  std::int32_t evictable_in(List l) const;
+  void trim_ghosts();
+
+  std::string name_;
+  std::int64_t capacity_;
+  EvictionPolicy policy_;
+  std::vector<Entry> entries_;
+  std::vector<std::int32_t> free_;
+  std::unordered_map<std::uint64_t, std::int32_t> index_;  // resident entries (T1, T2)
+  std::unordered_map<std::uint64_t, std::int32_t> ghosts_;  // ARC B1, B2
+  DList lists_[4];
+  std::int64_t ready_ = 0;
+  double arc_p_ = 0;  // ARC target size of T1
+  TierStats stats_;
+};
+
+}  // namespace kvsim::engine
