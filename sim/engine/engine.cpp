@@ -42,6 +42,7 @@ void Engine::add_request(Request r, SimTime now) {
     s = static_cast<Slot>(slots_.size());
     slots_.push_back(std::move(r));
   }
+  slot_of_[req(s).id] = s;
   waiting_.push_back(s);
 }
 
@@ -53,6 +54,7 @@ void Engine::preempt(Slot s) {
   r.status = RequestStatus::kPreempted;
   r.num_computed = 0;
   r.placeholders = 0;
+  r.stored_blocks = 0;
   ++r.preemptions;
   ++counters_.preemptions;
   waiting_.push_front(s);
@@ -105,10 +107,28 @@ void Engine::schedule_pass(Plan& plan) {
 
   // 2. WAITING requests, FCFS, only if nothing was preempted in this step.
   if (!preempted) {
+    skipped_.clear();
     while (!waiting_.empty() && budget > 0) {
       if (static_cast<int>(running_.size()) >= config_.max_num_seqs) break;
       const Slot s = waiting_.front();
       Request& r = req(s);
+      if (r.loading) {
+        // WAITING_FOR_REMOTE_KVS: skipped until its load finished; then its computed tokens
+        // are the blocks it holds, less one token if that is all of them
+        // (scheduler.py _update_waiting_for_remote_kv), and the blocks enter the prefix cache.
+        if (!r.load_ready) {
+          waiting_.pop_front();
+          skipped_.push_back(s);
+          continue;
+        }
+        r.loading = false;
+        std::int64_t computed = static_cast<std::int64_t>(r.blocks.size()) * kv_.block_size();
+        computed = std::min(computed, r.num_tokens());
+        if (computed == r.num_tokens()) --computed;
+        r.num_computed = computed;
+        kv_.cache_full_blocks(r, computed);
+        if (r.num_cached_tokens < 0) r.num_cached_tokens = computed;
+      }
       std::int64_t hit_tokens = 0;
       hit_scratch_.clear();
       if (r.num_computed == 0 && kv_.caching()) {
@@ -122,6 +142,29 @@ void Engine::schedule_pass(Plan& plan) {
         } else {
           counters_.preempted_queries += r.num_tokens();
           counters_.preempted_hits += hit_tokens;
+        }
+      }
+      if (r.num_computed == 0 && connector_ != nullptr) {
+        // get_num_new_matched_tokens: tokens the offload tiers hold beyond the GPU hit.
+        const auto external = connector_->match(r, hit_tokens);
+        if (!external) {  // its blocks are being loaded for another request: try again later
+          waiting_.pop_front();
+          skipped_.push_back(s);
+          continue;
+        }
+        if (*external > 0) {
+          // Asynchronous load: allocate blocks for the hit and the external tokens (not yet
+          // cached), park the request in WAITING_FOR_REMOTE_KVS and schedule nothing for it.
+          if (!kv_.allocate_slots(r, *external, hit_tokens, hit_scratch_, true)) break;
+          r.loading = true;
+          r.load_ready = false;
+          r.external_tokens = *external;
+          counters_.external_hit_tokens += *external;
+          ++counters_.external_loads;
+          connector_->start_load(r, hit_tokens, *external, now_);
+          waiting_.pop_front();
+          skipped_.push_back(s);
+          continue;
         }
       }
       std::int64_t n = r.num_tokens() - r.num_computed - hit_tokens;
@@ -140,10 +183,13 @@ void Engine::schedule_pass(Plan& plan) {
       plan.items.push_back(Item{s, n, false});
       budget -= n;
     }
+    // Skipped requests go back to the head of the queue in their order.
+    for (auto it = skipped_.rbegin(); it != skipped_.rend(); ++it) waiting_.push_front(*it);
   }
 }
 
 bool Engine::schedule_plan(SimTime now, Plan& plan) {
+  now_ = now;
   plan.items.clear();
   plan.stats = StepStats{};
   plan.stats.start = now;
@@ -236,8 +282,9 @@ void Engine::apply_outputs(const Plan& plan, SimTime now) {
   // update_from_output: each request that computed its last known token samples one; partial
   // prefill chunks sample nothing. A request at its forced length finishes and frees its blocks.
   for (const Item& it : plan.items) {
-    if (!it.samples) continue;
     Request& r = req(it.slot);
+    if (connector_ != nullptr && r.status == RequestStatus::kRunning) store_new_blocks(r, now);
+    if (!it.samples) continue;
     if (r.status == RequestStatus::kFinished) continue;
     if (r.placeholders > 0) --r.placeholders;
     ++r.generated;
@@ -274,7 +321,6 @@ void Engine::finish(Slot s, SimTime now) {
   for (const Plan& p : plans_) {
     for (const Item& item : p.items) KVSIM_ASSERT(item.slot != s, "a finished request is still scheduled");
   }
-  kv_.free(r);
   r.status = RequestStatus::kFinished;
   r.finish_time = now;
   FinishedRequest f;
@@ -288,8 +334,52 @@ void Engine::finish(Slot s, SimTime now) {
   f.cached_tokens = std::max<std::int64_t>(r.num_cached_tokens, 0);
   f.preemptions = r.preemptions;
   finished_.push_back(f);
+  // request_finished(): with stores in flight the blocks stay until the connector is done.
+  if (connector_ != nullptr && connector_->request_finished(r)) return;
+  release(s);
+}
+
+void Engine::release(Slot s) {
+  Request& r = req(s);
+  kv_.free(r);
+  slot_of_.erase(r.id);
   r.block_hashes.clear();
   free_slots_.push_back(s);
+}
+
+void Engine::store_new_blocks(Request& r, SimTime now) {
+  // Write-through offload: every full block computed so far and not yet handed over (prompt
+  // blocks only by default: vLLM offload_prompt_only).
+  std::int64_t computed = r.num_computed - r.placeholders;
+  if (connector_->prompt_only()) computed = std::min(computed, r.prompt_tokens);
+  const std::int64_t full = std::min<std::int64_t>(computed / kv_.block_size(),
+                                                   static_cast<std::int64_t>(r.block_hashes.size()));
+  if (full <= r.stored_blocks) return;
+  connector_->store(r, r.stored_blocks, full, now);
+  r.stored_blocks = full;
+}
+
+void Engine::load_finished(std::uint64_t id) {
+  auto it = slot_of_.find(id);
+  KVSIM_ASSERT(it != slot_of_.end(), "load finished for a request the engine does not hold");
+  Request& r = req(it->second);
+  KVSIM_ASSERT(r.loading && !r.load_ready, "load finished twice");
+  r.load_ready = true;
+}
+
+void Engine::stores_finished(std::uint64_t id) {
+  auto it = slot_of_.find(id);
+  KVSIM_ASSERT(it != slot_of_.end(), "stores finished for a request the engine does not hold");
+  KVSIM_ASSERT(req(it->second).status == RequestStatus::kFinished, "stores finished before the request");
+  release(it->second);
+}
+
+bool Engine::only_loading() const {
+  if (!running_.empty()) return false;
+  for (const Slot s : waiting_) {
+    if (!req(s).loading || req(s).load_ready) return false;
+  }
+  return !waiting_.empty();
 }
 
 std::vector<FirstToken> Engine::take_first_tokens() {
@@ -310,8 +400,7 @@ void Engine::check_invariants() const {
   auto count = [&](Slot s) {
     for (BlockId b : req(s).blocks) ++refs[static_cast<std::size_t>(b)];
   };
-  for (Slot s : running_) count(s);
-  for (Slot s : waiting_) count(s);
+  for (const auto& [id, s] : slot_of_) count(s);
   std::int64_t zero = 0;
   for (BlockId b = 1; b < static_cast<BlockId>(pool.num_blocks()); ++b) {
     KVSIM_ASSERT(refs[static_cast<std::size_t>(b)] == pool.ref_cnt(b),

@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "kvsim/core/units.hpp"
+#include "kvsim/engine/connector.hpp"
 #include "kvsim/engine/engine_config.hpp"
 #include "kvsim/engine/kv_cache_manager.hpp"
 #include "kvsim/engine/request.hpp"
@@ -61,6 +63,8 @@ struct EngineCounters {
   std::int64_t prompt_tokens_computed = 0;
   std::int64_t generation_tokens = 0;
   std::int64_t rejected = 0;
+  std::int64_t external_hit_tokens = 0;  // tokens loaded through the KV connector
+  std::int64_t external_loads = 0;       // requests that waited for a connector load
 };
 
 class Engine {
@@ -72,8 +76,17 @@ class Engine {
   // rejected as vLLM's API server does (HTTP 400) and reported through take_finished().
   void add_request(Request req, SimTime now);
 
+  // Attaches a KV connector (offload tiers); nullptr for none.
+  void set_connector(ConnectorHooks* connector) { connector_ = connector; }
+  // The connector finished loading request `id`'s external tokens.
+  void load_finished(std::uint64_t id);
+  // The connector finished the stores of finished request `id`: its blocks can be freed.
+  void stores_finished(std::uint64_t id);
+
   bool stepping() const { return !plans_.empty(); }
   bool has_unfinished() const { return !running_.empty() || !waiting_.empty(); }
+  // Requests waiting only for connector loads: the engine has nothing to run until one lands.
+  bool only_loading() const;
 
   // The engine is idle and `now` something may run: schedule a step (and, with async
   // scheduling, the one after it). Returns the duration of the step that starts now, or
@@ -123,6 +136,8 @@ class Engine {
   void apply_outputs(const Plan& plan, SimTime now);
   void preempt(Slot s);
   void finish(Slot s, SimTime now);
+  void release(Slot s);
+  void store_new_blocks(Request& r, SimTime now);
 
   EngineConfig config_;
   std::int64_t max_model_len_;
@@ -131,6 +146,10 @@ class Engine {
 
   std::vector<Request> slots_;
   std::vector<Slot> free_slots_;
+  std::unordered_map<std::uint64_t, Slot> slot_of_;  // request id -> slot, while in the engine
+  ConnectorHooks* connector_ = nullptr;
+  std::vector<Slot> skipped_;
+  SimTime now_ = 0;  // time of the schedule pass in progress  // waiting requests passed over in this pass (loads in flight)
   std::vector<Slot> running_;  // admission order
   std::deque<Slot> waiting_;   // FCFS; preempted requests are prepended
   std::deque<Plan> plans_;     // front: executing; second (async only): scheduled, queued

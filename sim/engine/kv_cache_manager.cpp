@@ -32,7 +32,7 @@ std::int64_t KvCacheManager::find_longest_cache_hit(const Request& req, std::vec
 
 bool KvCacheManager::allocate_slots(Request& req, std::int64_t num_new_tokens,
                                     std::int64_t num_new_computed_tokens,
-                                    const std::vector<BlockId>& new_computed_blocks) {
+                                    const std::vector<BlockId>& new_computed_blocks, bool delay_cache) {
   const std::int64_t total_computed = req.num_computed + num_new_computed_tokens;
   const std::int64_t need_slot = std::min(total_computed + num_new_tokens, max_model_len_);
   const std::int64_t required = cdiv(need_slot, block_size_);
@@ -51,7 +51,7 @@ bool KvCacheManager::allocate_slots(Request& req, std::int64_t num_new_tokens,
   if (hits > 0) req.num_cached_blocks = static_cast<std::int64_t>(req.blocks.size());
   if (num_new_blocks > 0) pool_.get_new_blocks(num_new_blocks, req.blocks);
 
-  cache_full_blocks(req, std::min(total_computed + num_new_tokens, req.num_tokens()));
+  if (!delay_cache) cache_full_blocks(req, std::min(total_computed + num_new_tokens, req.num_tokens()));
   return true;
 }
 

@@ -23,8 +23,10 @@ class KvCacheManager {
   // hits; false (and no change) if the free queue cannot supply the blocks. On success the hit
   // blocks are touched, new blocks popped, and full blocks up to
   // min(computed + hits + new, num_tokens) registered in the prefix cache.
+  // With `delay_cache` (blocks that a connector will fill asynchronously) nothing is registered in
+  // the prefix cache yet.
   bool allocate_slots(Request& req, std::int64_t num_new_tokens, std::int64_t num_new_computed_tokens,
-                      const std::vector<BlockId>& new_computed_blocks);
+                      const std::vector<BlockId>& new_computed_blocks, bool delay_cache = false);
 
   // cache_blocks(): registers the request's full blocks up to `num_tokens` tokens.
   void cache_full_blocks(Request& req, std::int64_t num_tokens);

@@ -31,6 +31,13 @@ struct Request {
   // Tokens scheduled in steps whose outputs are not applied yet (vLLM num_output_placeholders,
   // AsyncScheduler); always 0 between steps without async scheduling.
   std::int64_t placeholders = 0;
+  // KV connector state: the request waits for an asynchronous load (vLLM
+  // WAITING_FOR_REMOTE_KVS) until load_ready; external_tokens were loaded from offload tiers;
+  // stored_blocks are the blocks already handed to the connector for storing.
+  bool loading = false;
+  bool load_ready = false;
+  std::int64_t external_tokens = 0;
+  std::int64_t stored_blocks = 0;
 
   // vLLM Request.num_tokens: prompt plus output tokens so far.
   std::int64_t num_tokens() const { return prompt_tokens + generated; }
