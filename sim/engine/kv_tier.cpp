@@ -67,6 +67,11 @@ bool KvTier::is_ready(std::uint64_t hash) const {
   return it != index_.end() && entries_[static_cast<std::size_t>(it->second)].ready;
 }
 
+int KvTier::pins(std::uint64_t hash) const {
+  auto it = index_.find(hash);
+  return it == index_.end() ? 0 : entries_[static_cast<std::size_t>(it->second)].pins;
+}
+
 std::int32_t KvTier::evictable_in(List l) const {
   for (std::int32_t e = list(l).head; e >= 0; e = entries_[static_cast<std::size_t>(e)].next) {
     const Entry& x = entries_[static_cast<std::size_t>(e)];

@@ -42,6 +42,8 @@ class KvTier {
   std::int64_t match(std::span<const std::uint64_t> hashes, std::size_t first);
   bool is_ready(std::uint64_t hash) const;
   bool contains(std::uint64_t hash) const { return index_.count(hash) != 0; }
+  // Loads in progress reading this chunk (0 when absent).
+  int pins(std::uint64_t hash) const;
 
   // Makes room for a chunk about to be written, evicting as the policy says. Returns false, and
   // changes nothing, when the chunk is already here or no unpinned ready entry can be evicted.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kvsim/engine/engine_config.hpp"
+#include "kvsim/engine/offload_config.hpp"
 #include "kvsim/hw/gpu_spec.hpp"
 #include "kvsim/models/compute_spec.hpp"
 #include "kvsim/models/model_spec.hpp"
@@ -28,6 +29,7 @@ struct Scenario {
   hw::HardwareSpec hardware;
   models::ModelSpec model;
   engine::EngineConfig engine;
+  engine::KvOffloadSpec kv_offload;
   models::ComputeSpec compute;
   workload::WorkloadSpec workload;
   OutputSpec output;

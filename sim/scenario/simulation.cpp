@@ -100,6 +100,10 @@ Simulation::Impl::Impl(const Scenario& s) : scenario(s) {
     throw InputError(Diagnostic{sc.source_file, 0, 0, "engine.scheduling_policy",
                                 "only 'fcfs' is modelled (requests carry no priorities)"});
   }
+  if (sc.kv_offload.connector != "none") {
+    throw InputError(Diagnostic{sc.source_file, 0, 0, "kv_offload.connector",
+                                "offload tiers are not wired into the simulation yet; use 'none'"});
+  }
   const auto& gpu = sc.hardware.servers.front().gpu;
   for (const auto& server : sc.hardware.servers) {
     if (server.gpu.name != gpu.name || server.gpu.memory != gpu.memory) {

@@ -404,6 +404,47 @@ StructTable make_output_table() {
       .build();
 }
 
+StructTable make_kv_tier_table() {
+  using engine::KvTierSpec;
+  return TableBuilder<KvTierSpec>("KvTierSpec", "One KV-cache tier below the GPU.")
+      .choice("kind", &KvTierSpec::kind, {"host_dram", "local_nvme", "remote"},
+              "host_dram: pinned host memory of each server; local_nvme: each server's NVMe "
+              "drives; remote: the network-attached store shared by all servers.")
+      .required()
+      .bytes("capacity", &KvTierSpec::capacity,
+             "KV bytes the tier holds (per server for host_dram and local_nvme).",
+             Range::above(0))
+      .required()
+      .choice("eviction", &KvTierSpec::eviction, {"lru", "arc"}, "Eviction policy.")
+      .build();
+}
+
+StructTable make_kv_offload_table() {
+  using engine::KvOffloadSpec;
+  return TableBuilder<KvOffloadSpec>(
+             "KvOffloadSpec",
+             "KV-cache offload: the connector that moves KV blocks out of and back into the GPU, "
+             "and the tiers it uses, fastest first.")
+      .choice("connector", &KvOffloadSpec::connector, {"none", "native"},
+              "none: GPU prefix cache only; native: vLLM's OffloadingConnector (asynchronous "
+              "loads, write-through stores of full blocks, lower tiers behind the first).")
+      .list("tiers", &KvOffloadSpec::tiers, kv_tier_table(), "Tiers in lookup order.")
+      .boolean("offload_prompt_only", &KvOffloadSpec::offload_prompt_only,
+               "Store prompt blocks only, not blocks of generated tokens (vLLM's default).")
+      .check([](KvOffloadSpec& k, const KeyGiven&, std::vector<FieldIssue>& issues) {
+        if (k.connector != "none" && k.tiers.empty()) {
+          issue(issues, "kv_offload.tiers", ProblemClass::kBadValue,
+                "connector '" + k.connector + "' needs at least one tier");
+        }
+        int remote = 0;
+        for (const auto& t : k.tiers) remote += t.kind == "remote" ? 1 : 0;
+        if (remote > 1) {
+          issue(issues, "kv_offload.tiers", ProblemClass::kBadValue, "at most one remote tier");
+        }
+      })
+      .build();
+}
+
 StructTable make_scenario_table() {
   return TableBuilder<Scenario>("Scenario", "One simulated run.")
       .string("name", &Scenario::name, "Scenario name, carried by every result.")
@@ -414,6 +455,7 @@ StructTable make_scenario_table() {
       .nested("model", &Scenario::model, model_table(), "The served model.")
       .required()
       .nested("engine", &Scenario::engine, engine_table(), "vLLM engine arguments.")
+      .nested("kv_offload", &Scenario::kv_offload, kv_offload_table(), "KV-cache offload tiers.")
       .nested("compute", &Scenario::compute, compute_table(), "Step-time model.")
       .nested("workload", &Scenario::workload, workload_table(), "What the clients send.")
       .required()
@@ -557,6 +599,14 @@ const StructTable& gpu_table() {
 }
 const StructTable& server_table() {
   static const StructTable t = make_server_table();
+  return t;
+}
+const StructTable& kv_tier_table() {
+  static const StructTable t = make_kv_tier_table();
+  return t;
+}
+const StructTable& kv_offload_table() {
+  static const StructTable t = make_kv_offload_table();
   return t;
 }
 const StructTable& hardware_table() {

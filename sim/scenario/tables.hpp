@@ -12,6 +12,8 @@ const StructTable& scenario_table();
 const StructTable& output_table();
 // hardware:, hardware.servers[], hardware.servers[].gpu (preset: gpus.yaml), .gpu.host_link
 const StructTable& hardware_table();
+const StructTable& kv_tier_table();
+const StructTable& kv_offload_table();
 const StructTable& server_table();
 const StructTable& gpu_table();
 const StructTable& host_link_table();

@@ -1,0 +1,25 @@
+#pragma once
+// KV-cache offload: which connector moves KV blocks between the GPU and which tiers (the
+// scenario's `kv_offload:` section). Capacities in bytes.
+#include <string>
+#include <vector>
+
+#include "kvsim/core/units.hpp"
+
+namespace kvsim::engine {
+
+struct KvTierSpec {
+  std::string kind = "host_dram";  // host_dram | local_nvme | remote
+  Bytes capacity{0};               // host_dram, local_nvme: per server; remote: the one store
+  std::string eviction = "lru";    // lru | arc
+};
+
+struct KvOffloadSpec {
+  // none: GPU prefix cache only. native: vLLM's OffloadingConnector (asynchronous loads,
+  // write-through stores of full blocks, lower tiers behind the first).
+  std::string connector = "none";
+  std::vector<KvTierSpec> tiers;  // lookup order, fastest first
+  bool offload_prompt_only = true;  // vLLM offload_prompt_only: decode blocks are not stored
+};
+
+}  // namespace kvsim::engine
