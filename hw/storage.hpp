@@ -1,0 +1,149 @@
+#pragma once
+// NVMe drives, RDMA NICs and network-attached KV-store nodes. Rates in bytes/s, times in ns.
+//
+// A large sequential read or write of an NVMe drive is bandwidth-bound after a first-byte
+// latency (docs/sources.md A6):
+//   t_drive = latency + bytes / rate,  rate(io) = min(seq_bw, iops x io, queue_depth x io /
+//   latency)
+// where the last two terms matter only for small I/Os (IOPS, and Little's law for the I/Os kept
+// in flight).
+// A remote KV fetch from a storage node (docs/sources.md A7, [D]):
+//   t_node = nic_latency + software_latency + drive_latency
+//            + bytes / min(NIC, controller, num_drives x per-drive rate)
+// The FlowNetwork gives the same time for a lone transfer and shares the NIC, the controller
+// and the drives among concurrent ones (add_storage_node_resources, storage_read_options).
+#include <cstdint>
+#include <string>
+
+#include "kvsim/core/units.hpp"
+#include "kvsim/hw/flow_network.hpp"
+#include "kvsim/hw/gpu_spec.hpp"
+#include "kvsim/hw/topology.hpp"
+
+namespace kvsim::hw {
+
+struct NvmeDriveSpec {
+  std::string name;
+  BytesPerSec read{0};        // sequential read, large I/O
+  BytesPerSec write{0};       // sequential write, large I/O
+  SimTime read_latency = 0;   // command to first byte
+  SimTime write_latency = 0;  // command to acknowledgement
+  double read_iops = 0;       // 4 KiB random read
+  double write_iops = 0;      // 4 KiB random write
+  int queue_depth = 0;        // I/Os the host keeps outstanding per drive
+  std::string source;
+};
+
+// Samsung PM9A3 U.2 (PCIe Gen4 x4): 6.5 / 3.5 GB/s, 900K / 200K IOPS (docs/sources.md A6).
+NvmeDriveSpec samsung_pm9a3();
+// Samsung PM1743 (PCIe Gen5 x4): 13 / 6.6 GB/s, 2.5M / 250K IOPS (docs/sources.md A6).
+NvmeDriveSpec samsung_pm1743();
+
+// Checks a drive's figures: rates and IOPS > 0, latencies >= 0, queue_depth >= 1; otherwise
+// InputError with `path` + ".field".
+void validate(const NvmeDriveSpec& drive, const std::string& path);
+
+// Sustained rate with I/Os of io_size bytes: min(seq, iops x io, queue_depth x io / latency)
+// (a zero latency drops the last term).
+BytesPerSec nvme_read_rate(const NvmeDriveSpec& drive, Bytes io_size);
+BytesPerSec nvme_write_rate(const NvmeDriveSpec& drive, Bytes io_size);
+// One large transfer alone: latency + bytes / seq (rounded up to the next ns).
+SimTime nvme_read_time(const NvmeDriveSpec& drive, Bytes bytes);
+SimTime nvme_write_time(const NvmeDriveSpec& drive, Bytes bytes);
+
+// An RDMA NIC port: line rate, the fraction of it large RDMA transfers reach, and the one-way
+// latency of its link.
+struct RdmaNicSpec {
+  std::string name;
+  double line_rate_bits_per_s = 0;
+  double efficiency = 0;  // in (0, 1]
+  SimTime latency = 0;
+  std::string source;
+  // line_rate / 8 x efficiency.
+  BytesPerSec effective() const { return BytesPerSec{line_rate_bits_per_s / 8.0 * efficiency}; }
+};
+
+// Presets: 92 % of line rate for 25/100/200 Gb/s and 90 % for 400 Gb/s (docs/sources.md A9
+// seeds 11.5 / 23 / 45 GB/s; A7 measures ~12 per 100G and ~24 per 200G), 1 us one way (A7:
+// ib_write_lat 0.93-1.32 us, ib_read_lat round trip 1.91 us).
+RdmaNicSpec rdma_nic_25g();
+RdmaNicSpec rdma_nic_100g();
+RdmaNicSpec rdma_nic_200g();
+RdmaNicSpec rdma_nic_400g();
+
+// The NIC's link as a LinkSpec: effective() both ways, no duplex interference (Ethernet and
+// InfiniBand are full duplex with separate lanes each way), the NIC's latency.
+LinkSpec rdma_link(const RdmaNicSpec& nic, std::string name);
+
+// A network-attached KV store on NVMe.
+struct StorageNodeSpec {
+  std::string name;
+  BytesPerSec nic{0};         // effective network rate of the node, each direction
+  SimTime nic_latency = 0;    // network latency before the first byte (one-sided RDMA ~2 us)
+  BytesPerSec controller{0};  // what the node's controller/CPU moves, reads and writes together
+  int num_drives = 0;
+  NvmeDriveSpec drive;
+  SimTime software_latency = 0;  // target software: NVMe-oF target, KV index lookup
+  std::string source;
+};
+
+// Checks the node's figures (rates > 0, latencies >= 0, num_drives >= 1, the drive's own);
+// InputError with `path` + ".field".
+void validate(const StorageNodeSpec& node, const std::string& path);
+
+// min(NIC, controller, num_drives x drive rate).
+BytesPerSec storage_read_bandwidth(const StorageNodeSpec& node);
+BytesPerSec storage_write_bandwidth(const StorageNodeSpec& node);
+// nic_latency + software_latency + drive latency.
+SimTime storage_read_latency(const StorageNodeSpec& node);
+SimTime storage_write_latency(const StorageNodeSpec& node);
+// latency + bytes / bandwidth, one transfer alone.
+SimTime storage_read_time(const StorageNodeSpec& node, Bytes bytes);
+SimTime storage_write_time(const StorageNodeSpec& node, Bytes bytes);
+// bytes / storage_*_time: what a transfer of that size sees end to end.
+BytesPerSec storage_effective_read_bandwidth(const StorageNodeSpec& node, Bytes bytes);
+BytesPerSec storage_effective_write_bandwidth(const StorageNodeSpec& node, Bytes bytes);
+
+// Pliops XDP LightningAI as an RDMA-attached KV store. Pliops publishes no per-appliance
+// bandwidth or latency (docs/sources.md A8), so every figure is a named assumption; see
+// storage.cpp and docs/topology.md. Override fields as needed.
+StorageNodeSpec pliops_xdp_lightningai_assumed();
+
+// Topology helpers. A local drive hangs off a host over a PCIe link at the link's theoretical
+// rate (the drive's own figures already include protocol overhead: 6.5 GB/s is 83 % of Gen4
+// x4's 7.88) and no latency (the drive's latency goes into the transfer).
+LinkId attach_nvme_drive(Topology& topology, NodeId host, NodeId drive,
+                         PcieGen gen = PcieGen::kGen4, int lanes = 4);
+// A storage node's network link to a switch: node.nic both ways, node.nic_latency.
+LinkId attach_storage_node(Topology& topology, NodeId network_switch, NodeId node,
+                           const StorageNodeSpec& spec);
+
+// FlowNetwork resources of a drive: its read and its write bandwidth.
+struct NvmeDriveResources {
+  ResourceId read = -1;
+  ResourceId write = -1;
+};
+NvmeDriveResources add_nvme_drive_resources(FlowNetwork& network, const NvmeDriveSpec& drive,
+                                            const std::string& name);
+// Options for a read or write on the drive: its latency and resource. Transfers sharing the
+// drive share its bandwidth.
+TransferOptions nvme_read_options(const NvmeDriveSpec& drive, const NvmeDriveResources& res,
+                                  std::uint64_t tag = 0);
+TransferOptions nvme_write_options(const NvmeDriveSpec& drive, const NvmeDriveResources& res,
+                                   std::uint64_t tag = 0);
+
+// FlowNetwork resources of a storage node: its controller and its drives' aggregate read and
+// write bandwidth (num_drives x per-drive). The NIC is the node's link in the topology.
+struct StorageNodeResources {
+  ResourceId controller = -1;
+  ResourceId drives_read = -1;
+  ResourceId drives_write = -1;
+};
+StorageNodeResources add_storage_node_resources(FlowNetwork& network, const StorageNodeSpec& node);
+// extra_latency = software_latency + drive latency (the NIC's latency is on the route).
+TransferOptions storage_read_options(const StorageNodeSpec& node, const StorageNodeResources& res,
+                                     std::uint64_t tag = 0);
+TransferOptions storage_write_options(const StorageNodeSpec& node, const StorageNodeResources& res,
+                                      std::uint64_t tag = 0);
+
+}  // namespace kvsim::hw
