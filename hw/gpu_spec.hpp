@@ -3,10 +3,12 @@
 // per GPU: memory in bytes, bandwidths in bytes/s, tensor throughput in FLOP/s (dense, no
 // sparsity; for BF16/FP16 the accumulate mode PyTorch uses: FP32 accumulate, which is half
 // rate on GeForce cards).
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kvsim/core/units.hpp"
+#include "kvsim/hw/storage_spec.hpp"
 
 namespace kvsim::hw {
 
@@ -33,19 +35,44 @@ struct GpuSpec {
   std::string source;               // citations for the figures (catalog text)
 };
 
-// A GPU server: `count` identical machines each with `gpus_per_server` GPUs. Later issues add
-// host DRAM, local NVMe and NICs here.
+// The host of a GPU server: its DRAM, which holds a host_dram KV tier.
+struct HostSpec {
+  Bytes dram{0};  // installed memory; 0 = not stated (no capacity check)
+};
+
+// A server's RDMA NIC toward the storage network.
+struct NicSpec {
+  BytesPerSec rate{0};  // effective rate per direction; 0 = no NIC
+  SimTime latency = 0;  // one-sided RDMA latency
+};
+
+// NVMe drives inside a server, on the host's PCIe (a local_nvme KV tier spreads over them).
+struct LocalNvmeSpec {
+  int count = 1;
+  NvmeDriveSpec drive;
+  PcieGen gen = PcieGen::kGen4;
+  int lanes = 4;
+};
+
+// A GPU server: `count` identical machines each with `gpus_per_server` GPUs, its host DRAM,
+// local NVMe drives and RDMA NIC.
 struct ServerSpec {
   std::string name = "server";
   int count = 1;
   int gpus_per_server = 1;
   GpuSpec gpu;
+  HostSpec host;
+  NicSpec nic;
+  std::optional<LocalNvmeSpec> local_nvme;  // absent: no local NVMe
 };
 
 int pcie_generation(PcieGen g);
 
 struct HardwareSpec {
   std::vector<ServerSpec> servers;
+  // The network-attached KV store that every server reaches over its NIC and one switch.
+  std::optional<StorageNodeSpec> remote_store;
+  SimTime switch_latency = 0;  // the network switch's forwarding latency
 };
 
 }  // namespace kvsim::hw

@@ -18,21 +18,11 @@
 #include "kvsim/core/units.hpp"
 #include "kvsim/hw/flow_network.hpp"
 #include "kvsim/hw/gpu_spec.hpp"
+#include "kvsim/hw/storage_spec.hpp"
 #include "kvsim/hw/topology.hpp"
 
 namespace kvsim::hw {
 
-struct NvmeDriveSpec {
-  std::string name;
-  BytesPerSec read{0};        // sequential read, large I/O
-  BytesPerSec write{0};       // sequential write, large I/O
-  SimTime read_latency = 0;   // command to first byte
-  SimTime write_latency = 0;  // command to acknowledgement
-  double read_iops = 0;       // 4 KiB random read
-  double write_iops = 0;      // 4 KiB random write
-  int queue_depth = 0;        // I/Os the host keeps outstanding per drive
-  std::string source;
-};
 
 // Samsung PM9A3 U.2 (PCIe Gen4 x4): 6.5 / 3.5 GB/s, 900K / 200K IOPS (docs/sources.md A6).
 NvmeDriveSpec samsung_pm9a3();
@@ -76,16 +66,6 @@ RdmaNicSpec rdma_nic_400g();
 LinkSpec rdma_link(const RdmaNicSpec& nic, std::string name);
 
 // A network-attached KV store on NVMe.
-struct StorageNodeSpec {
-  std::string name;
-  BytesPerSec nic{0};         // effective network rate of the node, each direction
-  SimTime nic_latency = 0;    // network latency before the first byte (one-sided RDMA ~2 us)
-  BytesPerSec controller{0};  // what the node's controller/CPU moves, reads and writes together
-  int num_drives = 0;
-  NvmeDriveSpec drive;
-  SimTime software_latency = 0;  // target software: NVMe-oF target, KV index lookup
-  std::string source;
-};
 
 // Checks the node's figures (rates > 0, latencies >= 0, num_drives >= 1, the drive's own);
 // InputError with `path` + ".field".

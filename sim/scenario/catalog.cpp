@@ -69,6 +69,8 @@ Catalog load_catalog(const std::string& dir) {
   std::vector<Diagnostic> diagnostics;
   load_file(fs::path(dir) / "gpus.yaml", gpu_table(), catalog.gpus, diagnostics);
   load_file(fs::path(dir) / "models.yaml", model_table(), catalog.models, diagnostics);
+  load_file(fs::path(dir) / "drives.yaml", nvme_drive_table(), catalog.drives, diagnostics);
+  load_file(fs::path(dir) / "storage.yaml", storage_node_table(), catalog.storage, diagnostics);
   if (!diagnostics.empty()) {
     detail::sort_diagnostics(diagnostics);
     throw InputError(std::move(diagnostics));

@@ -1,5 +1,6 @@
 #pragma once
-// The catalog: named GPU and model entries (scenarios/catalog/gpus.yaml and models.yaml) that a
+// The catalog: named GPU, model, NVMe drive and storage-node entries (scenarios/catalog/gpus.yaml,
+// models.yaml, drives.yaml, storage.yaml) that a
 // scenario's `preset:` keys copy. Each file is a map from name to an entry with the same keys
 // as the struct's field table, decoded by the same tables; the map key is the entry's name.
 #include <map>
@@ -13,6 +14,8 @@ namespace kvsim::scenario {
 struct Catalog {
   std::map<std::string, hw::GpuSpec> gpus;
   std::map<std::string, models::ModelSpec> models;
+  std::map<std::string, hw::NvmeDriveSpec> drives;      // drives.yaml
+  std::map<std::string, hw::StorageNodeSpec> storage;   // storage.yaml
   std::string dir;  // the folder the files came from
 };
 

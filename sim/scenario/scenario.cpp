@@ -174,17 +174,16 @@ class PresetSource {
     }
     std::vector<std::string> names;
     const void* entry = nullptr;
-    if (catalog == "gpus") {
-      for (const auto& [n, spec] : catalog_->gpus) {
+    auto scan = [&](const auto& entries) {
+      for (const auto& [n, spec] : entries) {
         names.push_back(n);
         if (n == name) entry = &spec;
       }
-    } else {
-      for (const auto& [n, spec] : catalog_->models) {
-        names.push_back(n);
-        if (n == name) entry = &spec;
-      }
-    }
+    };
+    if (catalog == "gpus") scan(catalog_->gpus);
+    else if (catalog == "models") scan(catalog_->models);
+    else if (catalog == "drives") scan(catalog_->drives);
+    else scan(catalog_->storage);
     if (entry != nullptr) return {entry, ProblemClass::kUnknownPreset, ""};
     std::string message = "unknown preset '" + name + "'";
     const std::string hint = closest_name(name, names);

@@ -69,6 +69,85 @@ StructTable make_gpu_table() {
       .build();
 }
 
+StructTable make_nvme_drive_table() {
+  using hw::NvmeDriveSpec;
+  return TableBuilder<NvmeDriveSpec>(
+             "NvmeDriveSpec",
+             "One NVMe drive. `preset: <name>` copies an entry of the catalog's drives.yaml.")
+      .preset_catalog("drives")
+      .string("name", &NvmeDriveSpec::name, "Catalog name.")
+      .byte_rate("read", &NvmeDriveSpec::read, "Sequential read rate, large I/O.", Range::above(0))
+      .required()
+      .byte_rate("write", &NvmeDriveSpec::write, "Sequential write rate, large I/O.", Range::above(0))
+      .required()
+      .time("read_latency", &NvmeDriveSpec::read_latency, "Command to first byte of a read.",
+            Range::at_least(0))
+      .time("write_latency", &NvmeDriveSpec::write_latency, "Command to acknowledgement of a write.",
+            Range::at_least(0))
+      .real("read_iops", &NvmeDriveSpec::read_iops, "4 KiB random reads per second.", Range::at_least(0))
+      .real("write_iops", &NvmeDriveSpec::write_iops, "4 KiB random writes per second.", Range::at_least(0))
+      .integer("queue_depth", &NvmeDriveSpec::queue_depth, "I/Os the host keeps outstanding.",
+               Range::at_least(0))
+      .string("source", &NvmeDriveSpec::source, "Where the figures come from.")
+      .build();
+}
+
+StructTable make_storage_node_table() {
+  using hw::StorageNodeSpec;
+  return TableBuilder<StorageNodeSpec>(
+             "StorageNodeSpec",
+             "A network-attached KV store: its NIC, controller and NVMe drives. `preset: <name>` "
+             "copies an entry of the catalog's storage.yaml.")
+      .preset_catalog("storage")
+      .string("name", &StorageNodeSpec::name, "Catalog name.")
+      .byte_rate("nic", &StorageNodeSpec::nic, "Effective network rate of the node, each direction.",
+                 Range::above(0))
+      .required()
+      .time("nic_latency", &StorageNodeSpec::nic_latency, "Network latency to the first byte.",
+            Range::at_least(0))
+      .byte_rate("controller", &StorageNodeSpec::controller,
+                 "What the node's controller moves, reads and writes together.", Range::above(0))
+      .required()
+      .integer("num_drives", &StorageNodeSpec::num_drives, "NVMe drives in the node.",
+               Range::at_least(1))
+      .required()
+      .nested("drive", &StorageNodeSpec::drive, nvme_drive_table(), "The node's drive model.")
+      .required()
+      .time("software_latency", &StorageNodeSpec::software_latency,
+            "Target software time per request (NVMe-oF target, KV index).", Range::at_least(0))
+      .string("source", &StorageNodeSpec::source, "Where the figures come from, or the assumptions.")
+      .build();
+}
+
+StructTable make_host_table() {
+  return TableBuilder<hw::HostSpec>("HostSpec", "The server's host.")
+      .bytes("dram", &hw::HostSpec::dram,
+             "Installed DRAM; host_dram KV tiers must fit in it (0: not checked).", Range::at_least(0))
+      .build();
+}
+
+StructTable make_nic_table() {
+  return TableBuilder<hw::NicSpec>("NicSpec", "The server's RDMA NIC toward the storage network.")
+      .byte_rate("rate", &hw::NicSpec::rate,
+                 "Effective rate per direction (~23 GB/s for 200 Gb/s RDMA); 0: no NIC.",
+                 Range::at_least(0))
+      .time("latency", &hw::NicSpec::latency, "One-sided RDMA latency.", Range::at_least(0))
+      .build();
+}
+
+StructTable make_local_nvme_table() {
+  return TableBuilder<hw::LocalNvmeSpec>("LocalNvmeSpec", "NVMe drives inside the server.")
+      .integer("count", &hw::LocalNvmeSpec::count, "Number of drives.", Range::at_least(1))
+      .nested("drive", &hw::LocalNvmeSpec::drive, nvme_drive_table(), "The drive model.")
+      .required()
+      .enumeration<hw::PcieGen>(
+          "gen", &hw::LocalNvmeSpec::gen,
+          {{"3", hw::PcieGen::kGen3}, {"4", hw::PcieGen::kGen4}, {"5", hw::PcieGen::kGen5}},
+          "PCIe generation of each drive's slot.")
+      .integer("lanes", &hw::LocalNvmeSpec::lanes, "PCIe lanes per drive.", Range::closed(1, 16))
+      .build();
+}
+
 StructTable make_server_table() {
   return TableBuilder<hw::ServerSpec>("ServerSpec",
                                       "`count` identical machines, each with `gpus_per_server` "
@@ -79,6 +158,10 @@ StructTable make_server_table() {
                Range::at_least(1))
       .nested("gpu", &hw::ServerSpec::gpu, gpu_table(), "The GPU model of every GPU here.")
       .required()
+      .nested("host", &hw::ServerSpec::host, host_table(), "The host: DRAM.")
+      .nested("nic", &hw::ServerSpec::nic, nic_table(), "RDMA NIC to the storage network.")
+      .optional_nested("local_nvme", &hw::ServerSpec::local_nvme, local_nvme_table(),
+                       "Local NVMe drives (absent: none).")
       .build();
 }
 
@@ -87,6 +170,11 @@ StructTable make_hardware_table() {
       .list("servers", &hw::HardwareSpec::servers, server_table(), "Server groups.",
             Range::at_least(1))
       .required()
+      .optional_nested("remote_store", &hw::HardwareSpec::remote_store, storage_node_table(),
+                       "The network-attached KV store shared by all servers.")
+      .time("switch_latency", &hw::HardwareSpec::switch_latency,
+            "Forwarding latency of the network switch between servers and the store.",
+            Range::at_least(0))
       .build();
 }
 
@@ -607,6 +695,26 @@ const StructTable& kv_tier_table() {
 }
 const StructTable& kv_offload_table() {
   static const StructTable t = make_kv_offload_table();
+  return t;
+}
+const StructTable& nvme_drive_table() {
+  static const StructTable t = make_nvme_drive_table();
+  return t;
+}
+const StructTable& storage_node_table() {
+  static const StructTable t = make_storage_node_table();
+  return t;
+}
+const StructTable& host_table() {
+  static const StructTable t = make_host_table();
+  return t;
+}
+const StructTable& nic_table() {
+  static const StructTable t = make_nic_table();
+  return t;
+}
+const StructTable& local_nvme_table() {
+  static const StructTable t = make_local_nvme_table();
   return t;
 }
 const StructTable& hardware_table() {
