@@ -172,9 +172,20 @@ Variant parse_variant(const std::string& text) {
   if (v.name.empty()) throw InputError("", 0, 0, "--variant '" + text + "': expected NAME: path=value, ...");
   if (colon != std::string::npos) {
     std::string rest = text.substr(colon + 1);
+    // The next comma outside brackets and braces (values may be YAML flow lists and maps).
+    auto next_comma = [&rest](std::size_t from) {
+      int depth = 0;
+      for (std::size_t i = from; i < rest.size(); ++i) {
+        const char ch = rest[i];
+        if (ch == '[' || ch == '{') ++depth;
+        if (ch == ']' || ch == '}') --depth;
+        if (ch == ',' && depth == 0) return i;
+      }
+      return std::string::npos;
+    };
     std::size_t start = 0;
     while (start <= rest.size()) {
-      const auto comma = rest.find(',', start);
+      const auto comma = next_comma(start);
       std::string part = rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       const auto b = part.find_first_not_of(' ');
       const auto e = part.find_last_not_of(' ');

@@ -9,6 +9,10 @@
 #include "kvsim/core/event_queue.hpp"
 #include "kvsim/core/tokens.hpp"
 #include "kvsim/engine/engine.hpp"
+#include "kvsim/engine/offload.hpp"
+#include "kvsim/hw/flow_network.hpp"
+#include "kvsim/hw/storage.hpp"
+#include "kvsim/hw/topology.hpp"
 #include "kvsim/models/memory.hpp"
 #include "kvsim/models/roofline.hpp"
 #include "kvsim/version.hpp"
@@ -17,7 +21,7 @@
 namespace kvsim::scenario {
 namespace {
 
-enum class EventKind : std::uint8_t { kWake, kKick, kStepEnd, kComplete };
+enum class EventKind : std::uint8_t { kWake, kKick, kStepEnd, kComplete, kNetwork };
 
 struct Event {
   EventKind kind;
@@ -47,6 +51,13 @@ struct Simulation::Impl : workload::WorkloadContext {
   Scenario scenario;
   std::unique_ptr<models::ComputeModel> compute;
   std::vector<std::unique_ptr<engine::Engine>> engines;
+  // KV offload: the hardware topology, the transfers over it and the tiers.
+  std::unique_ptr<hw::Topology> topology;
+  std::unique_ptr<hw::FlowNetwork> network;
+  std::unique_ptr<engine::OffloadSystem> offload;
+  std::vector<hw::Completed> completed;
+  SimTime network_event = kNever;  // earliest network event in the queue
+  std::unordered_map<const engine::Engine*, int> engine_index;
   std::unique_ptr<workload::Driver> driver;
   io::RunInfo info;
 
@@ -89,6 +100,9 @@ struct Simulation::Impl : workload::WorkloadContext {
   void handle_step_end(int e);
   void complete(const engine::FinishedRequest& f, int server);
   void run_loop();
+  void build_offload(const models::MemoryBreakdown& kv);
+  void schedule_network();
+  void handle_network();
 };
 
 Simulation::Impl::Impl(const Scenario& s) : scenario(s) {
@@ -99,10 +113,6 @@ Simulation::Impl::Impl(const Scenario& s) : scenario(s) {
   if (sc.engine.scheduling_policy != "fcfs") {
     throw InputError(Diagnostic{sc.source_file, 0, 0, "engine.scheduling_policy",
                                 "only 'fcfs' is modelled (requests carry no priorities)"});
-  }
-  if (sc.kv_offload.connector != "none") {
-    throw InputError(Diagnostic{sc.source_file, 0, 0, "kv_offload.connector",
-                                "offload tiers are not wired into the simulation yet; use 'none'"});
   }
   const auto& gpu = sc.hardware.servers.front().gpu;
   for (const auto& server : sc.hardware.servers) {
@@ -154,6 +164,8 @@ Simulation::Impl::Impl(const Scenario& s) : scenario(s) {
     }
   }
   kick_pending.assign(engines.size(), false);
+  for (std::size_t i = 0; i < engines.size(); ++i) engine_index[engines[i].get()] = static_cast<int>(i);
+  if (sc.kv_offload.connector != "none") build_offload(kv);
 
   const std::string base_dir =
       sc.source_file.empty() ? std::string(".") : std::filesystem::path(sc.source_file).parent_path().string();
@@ -289,6 +301,186 @@ void Simulation::Impl::complete(const engine::FinishedRequest& f, int server) {
   driver->on_complete(c, *this);
 }
 
+void Simulation::Impl::build_offload(const models::MemoryBreakdown& kv) {
+  const auto& sc = scenario;
+  const auto& ko = sc.kv_offload;
+  const std::string& file = sc.source_file;
+  auto fail = [&](const std::string& path, const std::string& message) {
+    throw InputError(Diagnostic{file, 0, 0, path, message});
+  };
+  (void)kv;
+  const Bytes block_bytes = sc.model.kv_bytes_per_token() * sc.engine.block_size;
+
+  // Topology: per server a host with its GPUs on PCIe (forward = host to GPU), optional local
+  // NVMe behind the host, and the NIC as the host's link to one switch that reaches the store.
+  topology = std::make_unique<hw::Topology>();
+  hw::Topology& topo = *topology;
+  bool need_network = false;
+  for (const auto& t : ko.tiers) need_network = need_network || t.kind == "remote";
+  if (need_network && !sc.hardware.remote_store) {
+    fail("kv_offload.tiers", "a remote tier needs hardware.remote_store");
+  }
+  const hw::NodeId sw = need_network ? topo.add_node(hw::NodeKind::kNetworkSwitch, "switch") : hw::kNoNode;
+  hw::NodeId store = hw::kNoNode;
+  if (need_network) {
+    store = topo.add_node(hw::NodeKind::kStorageNode, "remote_store");
+    hw::attach_storage_node(topo, sw, store, *sc.hardware.remote_store);
+  }
+  struct ServerNodes {
+    hw::NodeId host;
+    hw::NodeId nvme = hw::kNoNode;
+    const hw::ServerSpec* spec;
+  };
+  std::vector<ServerNodes> servers;
+  std::vector<hw::NodeId> gpu_nodes;
+  std::vector<int> gpu_server;
+  int g_index = 0;
+  for (std::size_t group = 0; group < sc.hardware.servers.size(); ++group) {
+    const auto& spec = sc.hardware.servers[group];
+    const std::string gpath = "hardware.servers." + std::to_string(group);
+    for (int c = 0; c < spec.count; ++c) {
+      const std::string sname = spec.name + "-" + std::to_string(c);
+      ServerNodes sn{topo.add_node(hw::NodeKind::kHost, sname), hw::kNoNode, &spec};
+      for (int g = 0; g < spec.gpus_per_server; ++g) {
+        const hw::NodeId gpu = topo.add_node(hw::NodeKind::kGpu, sname + "/gpu" + std::to_string(g));
+        topo.add_link(sn.host, gpu, hw::gpu_host_link(spec.gpu.host_link, sname + "/pcie" + std::to_string(g), 0));
+        gpu_nodes.push_back(gpu);
+        gpu_server.push_back(static_cast<int>(servers.size()));
+        ++g_index;
+      }
+      if (spec.local_nvme) {
+        sn.nvme = topo.add_node(hw::NodeKind::kNvmeDrive, sname + "/nvme");
+        // The drives as one device: their PCIe lanes side by side (striped tier).
+        hw::attach_nvme_drive(topo, sn.host, sn.nvme, spec.local_nvme->gen,
+                              spec.local_nvme->lanes * spec.local_nvme->count);
+      }
+      if (need_network) {
+        if (spec.nic.rate.value <= 0) fail(gpath + ".nic.rate", "a remote tier needs every server's NIC");
+        hw::LinkSpec nic;
+        nic.name = sname + "/nic";
+        nic.forward = spec.nic.rate;
+        nic.backward = spec.nic.rate;
+        nic.latency = spec.nic.latency + sc.hardware.switch_latency;
+        topo.add_link(sn.host, sw, nic);
+      }
+      servers.push_back(sn);
+    }
+  }
+  topo.seal();
+  network = std::make_unique<hw::FlowNetwork>(topo);
+  offload = std::make_unique<engine::OffloadSystem>(*network, block_bytes, sc.engine.block_size,
+                                                    ko.offload_prompt_only);
+
+  // Device resources: each server's NVMe drives (aggregate of `count`), the store's controller
+  // and drives.
+  struct Device {
+    std::vector<hw::ResourceId> read, write;
+    SimTime read_latency = 0, write_latency = 0;
+  };
+  std::vector<Device> nvme_dev(servers.size());
+  for (std::size_t s = 0; s < servers.size(); ++s) {
+    if (servers[s].nvme == hw::kNoNode) continue;
+    const auto& ln = *servers[s].spec->local_nvme;
+    hw::NvmeDriveSpec agg = ln.drive;
+    agg.read = BytesPerSec{ln.drive.read.value * ln.count};
+    agg.write = BytesPerSec{ln.drive.write.value * ln.count};
+    const auto res = hw::add_nvme_drive_resources(*network, agg, topo.name(servers[s].nvme));
+    nvme_dev[s] = Device{{res.read}, {res.write}, ln.drive.read_latency, ln.drive.write_latency};
+  }
+  Device store_dev;
+  if (need_network) {
+    const auto& node = *sc.hardware.remote_store;
+    const auto res = hw::add_storage_node_resources(*network, node);
+    const auto r = hw::storage_read_options(node, res);
+    const auto w = hw::storage_write_options(node, res);
+    store_dev = Device{r.resources, w.resources, r.extra_latency, w.extra_latency};
+  }
+
+  // Tiers: host_dram and local_nvme one per server, remote one for all.
+  auto policy = [](const std::string& e) {
+    return e == "arc" ? engine::EvictionPolicy::kArc : engine::EvictionPolicy::kLru;
+  };
+  std::vector<std::vector<int>> tier_of(ko.tiers.size());  // [tier spec][server] -> tier index
+  for (std::size_t t = 0; t < ko.tiers.size(); ++t) {
+    const auto& ts = ko.tiers[t];
+    const std::string tpath = "kv_offload.tiers." + std::to_string(t);
+    const std::int64_t blocks = ts.capacity.value / block_bytes.value;
+    if (blocks < 1) fail(tpath + ".capacity", "smaller than one KV block");
+    if (ts.kind == "remote") {
+      const int idx = offload->add_tier("remote", blocks, policy(ts.eviction));
+      tier_of[t].assign(servers.size(), idx);
+      continue;
+    }
+    for (std::size_t s = 0; s < servers.size(); ++s) {
+      const auto& spec = *servers[s].spec;
+      if (ts.kind == "host_dram" && spec.host.dram.value > 0 && ts.capacity > spec.host.dram) {
+        fail(tpath + ".capacity", "more than the host's DRAM");
+      }
+      if (ts.kind == "local_nvme" && servers[s].nvme == hw::kNoNode) {
+        fail(tpath, "a local_nvme tier needs local_nvme drives in every server");
+      }
+      tier_of[t].push_back(offload->add_tier(topo.name(servers[s].host) + "/" + ts.kind, blocks, policy(ts.eviction)));
+    }
+  }
+
+  // Each engine's stack: routes from and to its GPU, and between adjacent tiers.
+  auto tier_node = [&](std::size_t t, std::size_t s) {
+    const auto& kind = ko.tiers[t].kind;
+    if (kind == "host_dram") return servers[s].host;
+    if (kind == "local_nvme") return servers[s].nvme;
+    return store;
+  };
+  auto tier_device = [&](std::size_t t, std::size_t s) -> Device {
+    const auto& kind = ko.tiers[t].kind;
+    if (kind == "host_dram") return Device{};
+    if (kind == "local_nvme") return nvme_dev[s];
+    return store_dev;
+  };
+  for (std::size_t e = 0; e < engines.size(); ++e) {
+    const auto s = static_cast<std::size_t>(gpu_server[e]);
+    std::vector<engine::TierPath> paths;
+    std::vector<engine::CascadePath> cascades;
+    for (std::size_t t = 0; t < ko.tiers.size(); ++t) {
+      const hw::NodeId node = tier_node(t, s);
+      const Device dev = tier_device(t, s);
+      engine::TierPath p;
+      p.tier = tier_of[t][s];
+      p.to_gpu = topo.route(node, gpu_nodes[e]);
+      p.from_gpu = topo.route(gpu_nodes[e], node);
+      p.read_latency = dev.read_latency;
+      p.write_latency = dev.write_latency;
+      p.read_resources = dev.read;
+      p.write_resources = dev.write;
+      paths.push_back(std::move(p));
+      if (t > 0) {
+        engine::CascadePath c;
+        c.route = topo.route(tier_node(t - 1, s), node);
+        c.latency = dev.write_latency;
+        c.resources = dev.write;
+        cascades.push_back(std::move(c));
+      }
+    }
+    offload->attach(*engines[e], std::move(paths), std::move(cascades));
+  }
+}
+
+void Simulation::Impl::schedule_network() {
+  const SimTime t = network->next_completion();
+  if (t == kNever || t >= network_event) return;
+  network_event = t;
+  events.push(t, Event{EventKind::kNetwork, 0});
+}
+
+void Simulation::Impl::handle_network() {
+  if (clock == network_event) network_event = kNever;
+  completed.clear();
+  network->advance_to(clock, completed);
+  for (const auto& c : completed) {
+    engine::Engine* woken = offload->on_transfer_done(c.tag, clock);
+    if (woken != nullptr) kick(engine_index.at(woken));
+  }
+}
+
 void Simulation::Impl::run_loop() {
   driver->start(*this);
   while (!events.empty()) {
@@ -307,6 +499,9 @@ void Simulation::Impl::run_loop() {
         case EventKind::kStepEnd:
           handle_step_end(static_cast<int>(ev.payload.arg));
           break;
+        case EventKind::kNetwork:
+          handle_network();
+          break;
         case EventKind::kComplete: {
           const auto id = static_cast<std::uint64_t>(ev.payload.arg);
           auto it = finished_by_id.find(id);
@@ -317,6 +512,7 @@ void Simulation::Impl::run_loop() {
           break;
         }
       }
+      if (network) schedule_network();
     } catch (const InternalError& e) {
       std::ostringstream os;
       os << e.what() << " (simulated time " << to_seconds(clock) << " s, event " << static_cast<int>(ev.payload.kind)

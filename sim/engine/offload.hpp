@@ -1,0 +1,100 @@
+#pragma once
+// The offload tiers of a simulation and the native connector of each engine (vLLM's
+// OffloadingConnector with its CPU tier and, behind it, lower tiers: vllm/v1/offloading/,
+// vllm/v1/kv_offload/). KV blocks move as Transfers over the hardware topology
+// (hw::FlowNetwork), so loads and stores share PCIe, NIC and drive bandwidth with each other.
+// - Lookup: after the GPU hit, consecutive blocks found ready in any tier (fastest first).
+// - Load: asynchronous; each run of blocks from one tier is one transfer along the route from
+//   that tier to the GPU (remote and NVMe data stream through pinned host memory on GPUs
+//   without GPUDirect, which the route's links express). Chunks are pinned while read.
+// - Store: write-through; full blocks go to the first tier when a step computed them, then
+//   from each tier to the next (staged: GPU -> first tier -> lower tiers). A block becomes
+//   loadable from a tier only when its store there finished. The GPU blocks of a finished
+//   request stay allocated until its first-tier stores finished.
+// Units: bytes, SimTime nanoseconds.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kvsim/engine/connector.hpp"
+#include "kvsim/engine/engine.hpp"
+#include "kvsim/engine/kv_tier.hpp"
+#include "kvsim/hw/flow_network.hpp"
+#include "kvsim/hw/topology.hpp"
+
+namespace kvsim::engine {
+
+// How one engine reaches one tier: routes both ways and what the device adds.
+struct TierPath {
+  int tier = 0;            // index in OffloadSystem
+  hw::Route to_gpu;        // load route
+  hw::Route from_gpu;      // store route (first tier only)
+  SimTime read_latency = 0;
+  SimTime write_latency = 0;
+  std::vector<hw::ResourceId> read_resources;
+  std::vector<hw::ResourceId> write_resources;
+};
+
+// How data moves from tier k to tier k+1 behind it, for one engine's stack.
+struct CascadePath {
+  hw::Route route;
+  SimTime latency = 0;
+  std::vector<hw::ResourceId> resources;
+};
+
+// Per-tier figures of a run.
+struct TierReport {
+  std::string name;
+  std::int64_t capacity_blocks = 0;
+  std::int64_t hit_tokens = 0;     // tokens loaded from this tier
+  Bytes bytes_read{0};
+  Bytes bytes_written{0};
+  TierStats stats;
+};
+
+class OffloadSystem {
+ public:
+  OffloadSystem(hw::FlowNetwork& network, Bytes block_bytes, int block_size, bool prompt_only);
+  ~OffloadSystem();
+  OffloadSystem(const OffloadSystem&) = delete;
+  OffloadSystem& operator=(const OffloadSystem&) = delete;
+
+  int add_tier(std::string name, std::int64_t capacity_blocks, EvictionPolicy policy);
+  // The connector of one engine; `paths` in lookup order; `cascades[k]` moves tier k's data to
+  // tier k+1 of this stack.
+  ConnectorHooks& attach(Engine& engine, std::vector<TierPath> paths, std::vector<CascadePath> cascades);
+
+  // A transfer started by this system finished at `now`. Returns the engine to wake, if any.
+  Engine* on_transfer_done(std::uint64_t tag, SimTime now);
+  bool owns(std::uint64_t tag) const { return ops_.count(tag) != 0; }
+
+  std::vector<TierReport> report() const;
+  const KvTier& tier(int i) const { return *tiers_[static_cast<std::size_t>(i)]; }
+
+ private:
+  class EngineConnector;
+  struct Op {
+    enum class Kind { kLoad, kStore, kCascade } kind;
+    EngineConnector* conn;
+    std::uint64_t request;
+    int stack_pos;                       // position in the engine's tier stack
+    std::vector<std::uint64_t> hashes;   // chunks moved
+  };
+  std::uint64_t start(Op op, SimTime now, const hw::Route& route, Bytes bytes, SimTime latency,
+                      const std::vector<hw::ResourceId>& resources);
+
+  hw::FlowNetwork& net_;
+  Bytes block_bytes_;
+  int block_size_;
+  bool prompt_only_;
+  std::vector<std::unique_ptr<KvTier>> tiers_;
+  std::vector<TierReport> reports_;
+  std::vector<std::unique_ptr<EngineConnector>> connectors_;
+  std::unordered_map<std::uint64_t, Op> ops_;
+  std::uint64_t next_tag_ = 1;
+};
+
+}  // namespace kvsim::engine
