@@ -213,27 +213,37 @@ std::vector<Variant> default_variants() {
 }
 
 struct CompareOptions {
-  std::string scenario;
+  std::vector<std::string> scenarios;
   std::vector<std::string> variants;
   std::string format = "table";
   std::optional<std::uint64_t> seed;
 };
 
 int cmd_compare(const CompareOptions& co, const CommonOptions& common) {
-  std::vector<Variant> variants;
-  for (const auto& t : co.variants) variants.push_back(parse_variant(t));
-  if (variants.empty()) variants = default_variants();
+  // Several files: each file is a variant. One file: its variants (--variant, or the defaults).
+  std::vector<std::pair<std::string, Variant>> runs;
+  if (co.scenarios.size() > 1) {
+    if (!co.variants.empty()) throw InputError("", 0, 0, "--variant takes one scenario file, got " + std::to_string(co.scenarios.size()));
+    for (const auto& f : co.scenarios) {
+      runs.push_back({f, Variant{std::filesystem::path(f).stem().string(), f, {}}});
+    }
+  } else {
+    std::vector<Variant> variants;
+    for (const auto& t : co.variants) variants.push_back(parse_variant(t));
+    if (variants.empty()) variants = default_variants();
+    for (auto& v : variants) runs.push_back({co.scenarios.front(), std::move(v)});
+  }
   std::vector<kvsim::io::ComparisonRow> rows;
   kvsim::io::RunInfo first_info;
-  for (const auto& v : variants) {
+  for (const auto& [file, v] : runs) {
     auto lo = load_options(common);
     if (co.seed) lo.overrides.push_back({"seed", std::to_string(*co.seed)});
     for (const auto& o : v.overrides) lo.overrides.push_back(o);
-    const auto sc = kvsim::scenario::load_scenario(co.scenario, lo);
+    const auto sc = kvsim::scenario::load_scenario(file, lo);
     kvsim::scenario::Simulation sim(sc);
     auto result = sim.run();
     if (rows.empty()) first_info = result.info;
-    rows.push_back({v.name, v.description, kvsim::io::summarize(result.requests, result.info)});
+    rows.push_back({v.name, v.description, kvsim::io::summarize(result.requests, result.info), result.info});
   }
   std::ostringstream out;
   if (co.format == "json") kvsim::io::write_comparison_json(out, rows);
@@ -308,7 +318,10 @@ int main(int argc, char** argv) {
 
   CompareOptions cmp;
   auto* compare = app.add_subcommand("compare", "Run a scenario's KV-tier variants and compare them side by side");
-  compare->add_option("scenario", cmp.scenario, "Scenario YAML file")->required()->type_name("FILE");
+  compare->add_option("scenarios", cmp.scenarios,
+                      "Scenario YAML file, or several files to compare with each other")
+      ->required()
+      ->type_name("FILE...");
   compare->add_option("--variant", cmp.variants,
                       "A variant as 'NAME: path=value, path=value' (repeatable; default: vram-only and "
                       "no-reuse). The first variant is the baseline of the ratios.")

@@ -113,21 +113,13 @@ void Engine::schedule_pass(Plan& plan) {
       const Slot s = waiting_.front();
       Request& r = req(s);
       if (r.loading) {
-        // WAITING_FOR_REMOTE_KVS: skipped until its load finished; then its computed tokens
-        // are the blocks it holds, less one token if that is all of them
-        // (scheduler.py _update_waiting_for_remote_kv), and the blocks enter the prefix cache.
+        // WAITING_FOR_REMOTE_KVS: skipped until its load finished.
         if (!r.load_ready) {
           waiting_.pop_front();
           skipped_.push_back(s);
           continue;
         }
-        r.loading = false;
-        std::int64_t computed = static_cast<std::int64_t>(r.blocks.size()) * kv_.block_size();
-        computed = std::min(computed, r.num_tokens());
-        if (computed == r.num_tokens()) --computed;
-        r.num_computed = computed;
-        kv_.cache_full_blocks(r, computed);
-        if (r.num_cached_tokens < 0) r.num_cached_tokens = computed;
+        take_loaded(r);
       }
       std::int64_t hit_tokens = 0;
       hit_scratch_.clear();
@@ -153,11 +145,15 @@ void Engine::schedule_pass(Plan& plan) {
           continue;
         }
         if (*external > 0) {
-          // Asynchronous load: allocate blocks for the hit and the external tokens (not yet
-          // cached), park the request in WAITING_FOR_REMOTE_KVS and schedule nothing for it.
-          if (!kv_.allocate_slots(r, *external, hit_tokens, hit_scratch_, true)) break;
+          // Asynchronous load: allocate blocks (not yet cached), park the request in
+          // WAITING_FOR_REMOTE_KVS and schedule nothing for it. vLLM 0.19 allocates for the hit
+          // and the external tokens only; kvsim allocates for the whole prompt, as newer vLLM's
+          // admission gate for asynchronous loads does (reserved_blocks): with blocks for the
+          // loaded part only, parked requests can fill the pool and stall the engine.
+          if (!kv_.allocate_slots(r, r.num_tokens() - hit_tokens, hit_tokens, hit_scratch_, true)) break;
           r.loading = true;
           r.load_ready = false;
+          r.load_base = hit_tokens;
           r.external_tokens = *external;
           counters_.external_hit_tokens += *external;
           ++counters_.external_loads;
@@ -174,7 +170,10 @@ void Engine::schedule_pass(Plan& plan) {
       n = std::min(n, budget);
       // Head-of-line blocking: a waiting request that cannot get blocks stops admission; waiting
       // requests never preempt running ones.
-      if (!kv_.allocate_slots(r, n, hit_tokens, hit_scratch_)) break;
+      if (!kv_.allocate_slots(r, n, hit_tokens, hit_scratch_)) {
+        if (running_.empty()) admit_loaded_behind_head(plan, budget);
+        break;
+      }
       waiting_.pop_front();
       running_.push_back(s);
       if (r.num_cached_tokens < 0) r.num_cached_tokens = hit_tokens;
@@ -185,6 +184,40 @@ void Engine::schedule_pass(Plan& plan) {
     }
     // Skipped requests go back to the head of the queue in their order.
     for (auto it = skipped_.rbegin(); it != skipped_.rend(); ++it) waiting_.push_front(*it);
+  }
+}
+
+void Engine::take_loaded(Request& r) {
+  r.loading = false;
+  std::int64_t computed = std::min(r.load_base + r.external_tokens, r.num_tokens());
+  if (computed == r.num_tokens()) --computed;
+  r.num_computed = computed;
+  kv_.cache_full_blocks(r, computed);
+  if (r.num_cached_tokens < 0) r.num_cached_tokens = computed;
+}
+
+void Engine::admit_loaded_behind_head(Plan& plan, std::int64_t& budget) {
+  // Nothing runs, so nothing will free blocks for the blocked head of the queue, while requests
+  // behind it hold blocks with their loaded KV. vLLM 0.19 can stall here; newer vLLM keeps
+  // blocks in reserve for such requests (kv_cache_manager.py reserved_blocks). kvsim admits the
+  // requests whose loads finished: their blocks already cover their prompts.
+  for (auto it = std::next(waiting_.begin()); it != waiting_.end() && budget > 0;) {
+    Request& r = req(*it);
+    if (!r.loading || !r.load_ready || static_cast<int>(running_.size()) >= config_.max_num_seqs) {
+      ++it;
+      continue;
+    }
+    take_loaded(r);
+    const std::int64_t n = std::min(r.num_tokens() - r.num_computed, budget);
+    if (!kv_.allocate_slots(r, n, 0, {})) {
+      ++it;
+      continue;
+    }
+    r.status = RequestStatus::kRunning;
+    running_.push_back(*it);
+    plan.items.push_back(Item{*it, n, false});
+    budget -= n;
+    it = waiting_.erase(it);
   }
 }
 

@@ -133,6 +133,11 @@ class Engine {
   // Schedules a step and queues it behind the one in flight; false when nothing was scheduled.
   bool enqueue_plan(SimTime now);
   void schedule_pass(Plan& plan);
+  void admit_loaded_behind_head(Plan& plan, std::int64_t& budget);
+  // A finished load: the request's computed tokens are its hit and loaded tokens, less one
+  // token if that is all of them (scheduler.py _update_waiting_for_remote_kv), and its blocks
+  // enter the prefix cache.
+  void take_loaded(Request& r);
   void apply_outputs(const Plan& plan, SimTime now);
   void preempt(Slot s);
   void finish(Slot s, SimTime now);

@@ -37,6 +37,7 @@ struct Request {
   bool loading = false;
   bool load_ready = false;
   std::int64_t external_tokens = 0;
+  std::int64_t load_base = 0;  // GPU prefix-cache hit tokens when the load was started
   std::int64_t stored_blocks = 0;
 
   // vLLM Request.num_tokens: prompt plus output tokens so far.

@@ -13,24 +13,41 @@ struct Column {
   const char* key;     // JSON/CSV key
   const char* header;  // table header
   int decimals;
-  std::function<double(const Summary&)> get;
+  std::function<double(const ComparisonRow&)> get;
 };
+
+double tier_sum(const RunInfo& info, std::int64_t TierInfo::*m) {
+  std::int64_t v = 0;
+  for (const auto& t : info.tiers) v += t.*m;
+  return static_cast<double>(v);
+}
+
+double pcie_peak(const RunInfo& info) {
+  double u = 0;
+  for (const auto& l : info.links) {
+    if (l.kind == "pcie") u = std::max({u, l.max_utilization_forward, l.max_utilization_backward});
+  }
+  return u;
+}
 
 const std::vector<Column>& columns() {
   static const std::vector<Column> cols = {
-      {"requests_per_sec", "req/s", 3, [](const Summary& s) { return s.requests_per_sec; }},
-      {"output_tokens_per_sec", "out tok/s", 1, [](const Summary& s) { return s.output_tokens_per_sec; }},
-      {"ttft_ms_mean", "TTFT mean", 1, [](const Summary& s) { return s.ttft_ms.mean; }},
-      {"ttft_ms_p50", "TTFT p50", 1, [](const Summary& s) { return s.ttft_ms.percentile(0.5); }},
-      {"ttft_ms_p90", "TTFT p90", 1, [](const Summary& s) { return s.ttft_ms.percentile(0.9); }},
-      {"ttft_ms_p99", "TTFT p99", 1, [](const Summary& s) { return s.ttft_ms.percentile(0.99); }},
-      {"tpot_ms_mean", "TPOT mean", 2, [](const Summary& s) { return s.tpot_ms.mean; }},
-      {"tpot_ms_p90", "TPOT p90", 2, [](const Summary& s) { return s.tpot_ms.percentile(0.9); }},
-      {"latency_ms_mean", "lat mean", 1, [](const Summary& s) { return s.latency_ms.mean; }},
-      {"latency_ms_p90", "lat p90", 1, [](const Summary& s) { return s.latency_ms.percentile(0.9); }},
-      {"prefix_cache_hit_rate", "hit rate", 3, [](const Summary& s) { return s.prefix_cache_hit_rate; }},
-      {"preemptions", "preempt", 0, [](const Summary& s) { return static_cast<double>(s.preemptions); }},
-      {"num_requests", "requests", 0, [](const Summary& s) { return static_cast<double>(s.num_requests); }},
+      {"requests_per_sec", "req/s", 3, [](const ComparisonRow& r) { return r.summary.requests_per_sec; }},
+      {"output_tokens_per_sec", "out tok/s", 1, [](const ComparisonRow& r) { return r.summary.output_tokens_per_sec; }},
+      {"ttft_ms_mean", "TTFT mean", 1, [](const ComparisonRow& r) { return r.summary.ttft_ms.mean; }},
+      {"ttft_ms_p50", "TTFT p50", 1, [](const ComparisonRow& r) { return r.summary.ttft_ms.percentile(0.5); }},
+      {"ttft_ms_p90", "TTFT p90", 1, [](const ComparisonRow& r) { return r.summary.ttft_ms.percentile(0.9); }},
+      {"ttft_ms_p99", "TTFT p99", 1, [](const ComparisonRow& r) { return r.summary.ttft_ms.percentile(0.99); }},
+      {"tpot_ms_p50", "TPOT p50", 2, [](const ComparisonRow& r) { return r.summary.tpot_ms.percentile(0.5); }},
+      {"tpot_ms_p90", "TPOT p90", 2, [](const ComparisonRow& r) { return r.summary.tpot_ms.percentile(0.9); }},
+      {"latency_ms_mean", "lat mean", 1, [](const ComparisonRow& r) { return r.summary.latency_ms.mean; }},
+      {"prefix_cache_hit_rate", "GPU hit", 3, [](const ComparisonRow& r) { return r.summary.prefix_cache_hit_rate; }},
+      {"offload_hit_tokens", "tier hit tok", 0, [](const ComparisonRow& r) { return static_cast<double>(r.info.external_hit_tokens); }},
+      {"tier_gb_read", "tier GB rd", 2, [](const ComparisonRow& r) { return tier_sum(r.info, &TierInfo::bytes_read) / 1e9; }},
+      {"tier_gb_written", "tier GB wr", 2, [](const ComparisonRow& r) { return tier_sum(r.info, &TierInfo::bytes_written) / 1e9; }},
+      {"pcie_max_utilization", "PCIe util", 3, [](const ComparisonRow& r) { return pcie_peak(r.info); }},
+      {"preemptions", "preempt", 0, [](const ComparisonRow& r) { return static_cast<double>(r.summary.preemptions); }},
+      {"num_requests", "requests", 0, [](const ComparisonRow& r) { return static_cast<double>(r.summary.num_requests); }},
   };
   return cols;
 }
@@ -46,17 +63,17 @@ void write_comparison_table(std::ostream& os, const std::vector<ComparisonRow>& 
   std::vector<std::size_t> widths;
   for (const auto& c : cols) {
     std::size_t w = std::string(c.header).size();
-    for (const auto& r : rows) w = std::max(w, cell(c.get(r.summary), c.decimals).size());
+    for (const auto& r : rows) w = std::max(w, cell(c.get(r), c.decimals).size());
     widths.push_back(w);
   }
-  os << "Comparison of " << rows.size() << " variants of " << info.scenario_name << " (seed " << info.seed
+  os << "Comparison of " << rows.size() << " runs (first: " << info.scenario_name << ")" << " (seed " << info.seed
      << ", kvsim " << info.kvsim_version << "); times in ms\n";
   std::string line = pad_right("variant", name_w);
   for (std::size_t i = 0; i < cols.size(); ++i) line += "  " + pad_left(cols[i].header, widths[i]);
   os << line << '\n' << std::string(line.size(), '-') << '\n';
   for (const auto& r : rows) {
     std::string l = pad_right(r.variant, name_w);
-    for (std::size_t i = 0; i < cols.size(); ++i) l += "  " + pad_left(cell(cols[i].get(r.summary), cols[i].decimals), widths[i]);
+    for (std::size_t i = 0; i < cols.size(); ++i) l += "  " + pad_left(cell(cols[i].get(r), cols[i].decimals), widths[i]);
     os << l << '\n';
   }
   if (!rows.empty()) {
@@ -66,6 +83,12 @@ void write_comparison_table(std::ostream& os, const std::vector<ComparisonRow>& 
       os << "  " << pad_right(r.variant, name_w) << "  requests/s x" << cell(r.summary.requests_per_sec / base.requests_per_sec, 2)
          << ", mean TTFT x" << cell(r.summary.ttft_ms.mean / base.ttft_ms.mean, 2) << ", mean TPOT x"
          << cell(r.summary.tpot_ms.mean / base.tpot_ms.mean, 2) << "   (" << r.description << ")\n";
+      for (const auto& t : r.info.tiers) {
+        os << "  " << pad_right("", name_w) << "    tier " << t.kind << ": " << t.hit_tokens << " hit tokens, "
+           << format_fixed(static_cast<double>(t.bytes_read) / 1e9, 2) << " GB read, "
+           << format_fixed(static_cast<double>(t.bytes_written) / 1e9, 2) << " GB written, " << t.evictions
+           << " evictions\n";
+      }
     }
   }
   os << "GPU KV cache size: " << format_thousands(info.gpu_kv_cache_tokens) << " tokens per engine, "
@@ -77,7 +100,7 @@ void write_comparison_json(std::ostream& os, const std::vector<ComparisonRow>& r
   for (std::size_t i = 0; i < rows.size(); ++i) {
     os << (i ? ",\n  {" : "\n  {") << "\"variant\": " << json_quote(rows[i].variant)
        << ", \"description\": " << json_quote(rows[i].description);
-    for (const auto& c : columns()) os << ", " << json_quote(c.key) << ": " << json_number(c.get(rows[i].summary));
+    for (const auto& c : columns()) os << ", " << json_quote(c.key) << ": " << json_number(c.get(rows[i]));
     os << "}";
   }
   os << "\n]\n";
@@ -89,7 +112,7 @@ void write_comparison_csv(std::ostream& os, const std::vector<ComparisonRow>& ro
   os << '\n';
   for (const auto& r : rows) {
     os << csv_field(r.variant) << ',' << csv_field(r.description);
-    for (const auto& c : columns()) os << ',' << csv_number(c.get(r.summary));
+    for (const auto& c : columns()) os << ',' << csv_number(c.get(r));
     os << '\n';
   }
 }

@@ -14,11 +14,13 @@ struct ComparisonRow {
   std::string variant;      // short name, e.g. "gpu-prefix-cache"
   std::string description;  // what the variant changes
   Summary summary;
+  RunInfo info;
 };
 
 // A fixed-width table: variant, requests/s, output tokens/s, TTFT mean/p50/p90/p99,
-// TPOT mean/p90, latency mean/p90, prefix-cache hit rate, preemptions, and each metric's ratio
-// to the first row for requests/s and mean TTFT.
+// TPOT p50/p90, latency mean, GPU prefix-cache hit rate, tokens loaded from offload tiers, bytes
+// read and written in the tiers, the busiest PCIe direction's mean utilization, preemptions;
+// then each variant's ratios to the first for requests/s, mean TTFT and mean TPOT, and its tiers.
 void write_comparison_table(std::ostream& os, const std::vector<ComparisonRow>& rows, const RunInfo& info);
 // The same as a JSON array of objects (deterministic key order and number format).
 void write_comparison_json(std::ostream& os, const std::vector<ComparisonRow>& rows);

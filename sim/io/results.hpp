@@ -42,6 +42,28 @@ struct StepRecord {
   int preemptions = 0;      // preemptions in this step
 };
 
+// One kind of KV offload tier over the run, summed over its instances (one per server for
+// host_dram and local_nvme).
+struct TierInfo {
+  std::string kind;                  // host_dram | local_nvme | remote
+  std::int64_t capacity_bytes = 0;   // per instance
+  std::int64_t hit_tokens = 0;       // tokens loaded from it into GPUs
+  std::int64_t bytes_read = 0;
+  std::int64_t bytes_written = 0;
+  std::int64_t evictions = 0;
+  std::int64_t stores_dropped = 0;   // stores refused: already there, or nothing evictable
+};
+
+// One kind of link over the run: bytes summed over its links; utilization of the busiest link
+// averaged over the simulated time (bytes / (capacity x seconds)).
+struct LinkInfo {
+  std::string kind;  // pcie (GPU-host), nvme (host-drive), nic (host-switch), store (switch-store)
+  std::int64_t bytes_forward = 0;   // host to GPU, host to drive, host to switch, switch to store
+  std::int64_t bytes_backward = 0;
+  double max_utilization_forward = 0;
+  double max_utilization_backward = 0;
+};
+
 // Run-wide figures the engine knows that the records do not show.
 struct RunInfo {
   std::string scenario_name;
@@ -60,6 +82,9 @@ struct RunInfo {
   double simulated_seconds = 0;
   std::int64_t failed_requests = 0;      // rejected by the server (e.g. longer than max_model_len)
   std::vector<std::string> memory_breakdown;  // how the KV cache size was derived, term by term
+  std::int64_t external_hit_tokens = 0;  // tokens loaded from offload tiers instead of computed
+  std::vector<TierInfo> tiers;           // offload tiers, in lookup order
+  std::vector<LinkInfo> links;           // links that carried KV, by kind
 };
 
 }  // namespace kvsim::io

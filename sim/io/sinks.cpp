@@ -113,6 +113,23 @@ std::vector<Field> summary_fields(const Summary& s, const RunInfo& info) {
   fs.push_back(int_field("num_engines", s.num_engines));
   fs.push_back(int_field("engine_steps", s.engine_steps));
   fs.push_back(num_field("simulated_seconds", s.simulated_seconds));
+  fs.push_back(int_field("external_hit_tokens", info.external_hit_tokens));
+  for (const TierInfo& t : info.tiers) {
+    const std::string p = "tier_" + t.kind + "_";
+    fs.push_back(int_field(p + "capacity_bytes", t.capacity_bytes));
+    fs.push_back(int_field(p + "hit_tokens", t.hit_tokens));
+    fs.push_back(int_field(p + "bytes_read", t.bytes_read));
+    fs.push_back(int_field(p + "bytes_written", t.bytes_written));
+    fs.push_back(int_field(p + "evictions", t.evictions));
+    fs.push_back(int_field(p + "stores_dropped", t.stores_dropped));
+  }
+  for (const LinkInfo& l : info.links) {
+    const std::string p = "link_" + l.kind + "_";
+    fs.push_back(int_field(p + "bytes_forward", l.bytes_forward));
+    fs.push_back(int_field(p + "bytes_backward", l.bytes_backward));
+    fs.push_back(num_field(p + "max_utilization_forward", l.max_utilization_forward));
+    fs.push_back(num_field(p + "max_utilization_backward", l.max_utilization_backward));
+  }
   return fs;
 }
 
@@ -266,6 +283,21 @@ void write_table(std::ostream& os, const Summary& s, const RunInfo& info) {
   write_kv(os, "engine_steps", s.engine_steps);
   write_kv(os, "simulated_seconds", s.simulated_seconds);
   write_kv(os, "num_engines", static_cast<std::int64_t>(s.num_engines));
+  if (!info.tiers.empty()) {
+    write_kv(os, "external_hit_tokens", info.external_hit_tokens);
+    for (const TierInfo& t : info.tiers) {
+      os << "tier " << t.kind << ": hit_tokens " << t.hit_tokens << ", read "
+         << format_fixed(static_cast<double>(t.bytes_read) / 1e9, 2) << " GB, written "
+         << format_fixed(static_cast<double>(t.bytes_written) / 1e9, 2) << " GB, evictions "
+         << t.evictions << '\n';
+    }
+    for (const LinkInfo& l : info.links) {
+      os << "link " << l.kind << ": " << format_fixed(static_cast<double>(l.bytes_forward) / 1e9, 2)
+         << " GB forward (busiest " << format_fixed(100.0 * l.max_utilization_forward, 1) << "%), "
+         << format_fixed(static_cast<double>(l.bytes_backward) / 1e9, 2) << " GB backward (busiest "
+         << format_fixed(100.0 * l.max_utilization_backward, 1) << "%)\n";
+    }
+  }
   // vllm/v1/core/kv_cache_utils.py logs, per engine:
   //   "GPU KV cache size: %s tokens" with f"{num_tokens:,}"
   //   "Maximum concurrency for %s tokens per request: %.2fx" with f"{max_model_len:,}"

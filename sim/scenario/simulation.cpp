@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <sstream>
 #include <unordered_map>
 
@@ -102,6 +103,7 @@ struct Simulation::Impl : workload::WorkloadContext {
   void run_loop();
   void build_offload(const models::MemoryBreakdown& kv);
   void schedule_network();
+  void report_offload();
   void handle_network();
 };
 
@@ -464,6 +466,58 @@ void Simulation::Impl::build_offload(const models::MemoryBreakdown& kv) {
   }
 }
 
+void Simulation::Impl::report_offload() {
+  // Tiers by kind, in the order of the scenario's tier list.
+  const auto reports = offload->report();
+  for (const auto& spec : scenario.kv_offload.tiers) {
+    io::TierInfo t;
+    t.kind = spec.kind;
+    t.capacity_bytes = spec.capacity.value;
+    for (const auto& r : reports) {
+      const bool match = spec.kind == "remote" ? r.name == "remote"
+                                               : r.name.size() > spec.kind.size() &&
+                                                     r.name.compare(r.name.size() - spec.kind.size(), spec.kind.size(), spec.kind) == 0;
+      if (!match) continue;
+      t.hit_tokens += r.hit_tokens;
+      t.bytes_read += r.bytes_read.value;
+      t.bytes_written += r.bytes_written.value;
+      t.evictions += r.stats.evictions;
+      t.stores_dropped += r.stats.stores_dropped;
+    }
+    info.tiers.push_back(t);
+  }
+  // Links by kind, from the kinds of their ends.
+  const hw::Topology& topo = *topology;
+  const double seconds = std::max(info.simulated_seconds, 1e-9);
+  auto kind_of = [&](hw::LinkId l) -> std::string {
+    const auto a = topo.kind(topo.link_a(l));
+    const auto b = topo.kind(topo.link_b(l));
+    auto has = [&](hw::NodeKind k) { return a == k || b == k; };
+    if (has(hw::NodeKind::kGpu)) return "pcie";
+    if (has(hw::NodeKind::kNvmeDrive)) return "nvme";
+    if (has(hw::NodeKind::kStorageNode)) return "store";
+    return "nic";
+  };
+  std::map<std::string, io::LinkInfo> by_kind;
+  for (hw::LinkId l = 0; l < static_cast<hw::LinkId>(topo.num_links()); ++l) {
+    io::LinkInfo& li = by_kind[kind_of(l)];
+    li.kind = kind_of(l);
+    const auto fwd = network->bytes_moved(l, true).value;
+    const auto bwd = network->bytes_moved(l, false).value;
+    li.bytes_forward += fwd;
+    li.bytes_backward += bwd;
+    const auto& spec = topo.link(l);
+    li.max_utilization_forward =
+        std::max(li.max_utilization_forward, static_cast<double>(fwd) / (spec.forward.value * seconds));
+    li.max_utilization_backward =
+        std::max(li.max_utilization_backward, static_cast<double>(bwd) / (spec.backward.value * seconds));
+  }
+  for (const char* k : {"pcie", "nvme", "nic", "store"}) {
+    auto it = by_kind.find(k);
+    if (it != by_kind.end()) info.links.push_back(it->second);
+  }
+}
+
 void Simulation::Impl::schedule_network() {
   const SimTime t = network->next_completion();
   if (t == kNever || t >= network_event) return;
@@ -527,10 +581,12 @@ void Simulation::Impl::run_loop() {
     throw InternalError(os.str());
   }
   info.simulated_seconds = to_seconds(clock);
+  if (offload) report_offload();
   for (const auto& e : engines) {
     info.prefix_cache_queries += e->counters().prefix_cache_queries;
     info.prefix_cache_hits += e->counters().prefix_cache_hits;
     info.preemptions += e->counters().preemptions;
+    info.external_hit_tokens += e->counters().external_hit_tokens;
   }
 }
 
