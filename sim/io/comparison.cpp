@@ -66,8 +66,8 @@ void write_comparison_table(std::ostream& os, const std::vector<ComparisonRow>& 
     for (const auto& r : rows) w = std::max(w, cell(c.get(r), c.decimals).size());
     widths.push_back(w);
   }
-  os << "Comparison of " << rows.size() << " runs (first: " << info.scenario_name << ")" << " (seed " << info.seed
-     << ", kvsim " << info.kvsim_version << "); times in ms\n";
+  os << "Comparison of " << rows.size() << " runs; ratios against the first (" << info.scenario_name << "), seed " << info.seed
+     << ", kvsim " << info.kvsim_version << "; times in ms\n";
   std::string line = pad_right("variant", name_w);
   for (std::size_t i = 0; i < cols.size(); ++i) line += "  " + pad_left(cols[i].header, widths[i]);
   os << line << '\n' << std::string(line.size(), '-') << '\n';

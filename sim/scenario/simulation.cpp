@@ -171,7 +171,19 @@ Simulation::Impl::Impl(const Scenario& s) : scenario(s) {
 
   const std::string base_dir =
       sc.source_file.empty() ? std::string(".") : std::filesystem::path(sc.source_file).parent_path().string();
-  driver = workload::make_driver(sc.workload, base_dir.empty() ? "." : base_dir, sc.seed);
+  try {
+    driver = workload::make_driver(sc.workload, base_dir.empty() ? "." : base_dir, sc.seed);
+  } catch (const InputError& e) {
+    // Problems the workload finds in the scenario's own keys name the scenario file and the
+    // workload section; problems inside an input file keep that file's location.
+    std::vector<Diagnostic> ds = e.diagnostics();
+    for (auto& d : ds) {
+      if (!d.file.empty()) continue;
+      d.file = sc.source_file;
+      if (!d.path.empty() && d.path.rfind("workload.", 0) != 0) d.path = "workload." + d.path;
+    }
+    throw InputError(std::move(ds));
+  }
 
   info.scenario_name = sc.name;
   info.kvsim_version = kVersion;
