@@ -66,6 +66,16 @@ void KvCacheManager::cache_full_blocks(Request& req, std::int64_t num_tokens) {
   req.num_cached_blocks = std::max(req.num_cached_blocks, full);
 }
 
+std::int64_t KvCacheManager::cached_prefix_blocks(const std::vector<std::uint64_t>& hashes) const {
+  std::int64_t n = 0;
+  if (!enable_caching_) return 0;
+  for (const auto h : hashes) {
+    if (pool_.lookup(h) == kNoBlock) break;
+    ++n;
+  }
+  return n;
+}
+
 void KvCacheManager::free(Request& req) {
   for (auto it = req.blocks.rbegin(); it != req.blocks.rend(); ++it) pool_.free_block(*it);
   req.blocks.clear();

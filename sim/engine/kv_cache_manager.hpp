@@ -31,6 +31,9 @@ class KvCacheManager {
   // cache_blocks(): registers the request's full blocks up to `num_tokens` tokens.
   void cache_full_blocks(Request& req, std::int64_t num_tokens);
 
+  // Leading blocks of `hashes` found in the prefix cache (a router's look, no side effects).
+  std::int64_t cached_prefix_blocks(const std::vector<std::uint64_t>& hashes) const;
+
   // free(): releases the request's blocks in reverse order (tail blocks evicted first).
   void free(Request& req);
 

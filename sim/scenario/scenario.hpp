@@ -30,6 +30,7 @@ struct Scenario {
   models::ModelSpec model;
   engine::EngineConfig engine;
   engine::KvOffloadSpec kv_offload;
+  engine::RouterSpec routing;
   models::ComputeSpec compute;
   workload::WorkloadSpec workload;
   OutputSpec output;

@@ -87,6 +87,8 @@ struct Simulation::Impl : workload::WorkloadContext {
   // WorkloadContext.
   SimTime now() const override { return clock; }
   std::uint64_t submit(workload::RequestSpec spec) override;
+  int route(const workload::RequestSpec& spec, const engine::Request& r);
+  int least_loaded(const std::vector<int>& candidates) const;
   void wake_at(SimTime t, std::int64_t tag) override {
     KVSIM_ASSERT(t >= clock, "a timer was set in the past");
     events.push(t, Event{EventKind::kWake, tag});
@@ -197,25 +199,56 @@ Simulation::Impl::Impl(const Scenario& s) : scenario(s) {
   info.memory_breakdown = kv.explanation;
 }
 
+int Simulation::Impl::least_loaded(const std::vector<int>& candidates) const {
+  int best = candidates.front();
+  for (const int e : candidates) {
+    const auto& a = *engines[static_cast<std::size_t>(e)];
+    const auto& b = *engines[static_cast<std::size_t>(best)];
+    if (a.num_running() + a.num_waiting() < b.num_running() + b.num_waiting()) best = e;
+  }
+  return best;
+}
+
+int Simulation::Impl::route(const workload::RequestSpec& spec, const engine::Request& r) {
+  const auto n = static_cast<int>(engines.size());
+  if (n == 1) return 0;
+  const std::string& policy = scenario.routing.policy;
+  auto round_robin = [&] {
+    const int e = next_server;
+    next_server = (next_server + 1) % n;
+    return e;
+  };
+  std::vector<int> all(static_cast<std::size_t>(n));
+  for (int e = 0; e < n; ++e) all[static_cast<std::size_t>(e)] = e;
+  if (policy == "round_robin") return round_robin();
+  if (policy == "least_loaded") return least_loaded(all);
+  if (policy == "prefix_aware") {
+    // The engine whose GPU prefix cache holds the longest prefix of the request; ties (and no
+    // hit anywhere) go to the least loaded of them.
+    std::int64_t best_hit = -1;
+    std::vector<int> best;
+    for (int e = 0; e < n; ++e) {
+      const std::int64_t hit = engines[static_cast<std::size_t>(e)]->kv().cached_prefix_blocks(r.block_hashes);
+      if (hit > best_hit) {
+        best_hit = hit;
+        best.clear();
+      }
+      if (hit == best_hit) best.push_back(e);
+    }
+    return least_loaded(best);
+  }
+  // session_affinity: a conversation stays on the engine that served its first turn (its KV is
+  // there); new conversations and requests without one go round robin.
+  if (spec.conversation_id < 0) return round_robin();
+  auto it = conversation_server.find(spec.conversation_id);
+  if (it != conversation_server.end()) return it->second;
+  const int e = round_robin();
+  conversation_server.emplace(spec.conversation_id, e);
+  return e;
+}
+
 std::uint64_t Simulation::Impl::submit(workload::RequestSpec spec) {
   const std::uint64_t id = next_request_id++;
-  // Router: a conversation stays on the server that served its first turn (its KV is there);
-  // new conversations and requests without one go round robin.
-  int server = 0;
-  if (spec.conversation_id >= 0) {
-    auto it = conversation_server.find(spec.conversation_id);
-    if (it != conversation_server.end()) {
-      server = it->second;
-    } else {
-      server = next_server;
-      next_server = (next_server + 1) % static_cast<int>(engines.size());
-      conversation_server.emplace(spec.conversation_id, server);
-    }
-  } else {
-    server = next_server;
-    next_server = (next_server + 1) % static_cast<int>(engines.size());
-  }
-
   engine::Request r;
   r.id = id;
   r.prompt_tokens = total_tokens(spec.prompt);
@@ -223,6 +256,7 @@ std::uint64_t Simulation::Impl::submit(workload::RequestSpec spec) {
   TokenSequence full = spec.prompt;
   append_tokens(full, spec.output_content_id, r.max_output_tokens);
   r.block_hashes = block_hashes(full, scenario.engine.block_size);
+  const int server = route(spec, r);
 
   InFlight f;
   f.sent = clock;

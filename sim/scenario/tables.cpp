@@ -533,6 +533,16 @@ StructTable make_kv_offload_table() {
       .build();
 }
 
+StructTable make_routing_table() {
+  return TableBuilder<engine::RouterSpec>("RouterSpec", "How requests are assigned to engines.")
+      .choice("policy", &engine::RouterSpec::policy,
+              {"session_affinity", "round_robin", "least_loaded", "prefix_aware"},
+              "session_affinity: a conversation stays where its first turn went; round_robin: each "
+              "request to the next engine; least_loaded: fewest running and waiting requests; "
+              "prefix_aware: longest GPU prefix-cache hit, least loaded among equals.")
+      .build();
+}
+
 StructTable make_scenario_table() {
   return TableBuilder<Scenario>("Scenario", "One simulated run.")
       .string("name", &Scenario::name, "Scenario name, carried by every result.")
@@ -544,6 +554,7 @@ StructTable make_scenario_table() {
       .required()
       .nested("engine", &Scenario::engine, engine_table(), "vLLM engine arguments.")
       .nested("kv_offload", &Scenario::kv_offload, kv_offload_table(), "KV-cache offload tiers.")
+      .nested("routing", &Scenario::routing, routing_table(), "Request routing across engines.")
       .nested("compute", &Scenario::compute, compute_table(), "Step-time model.")
       .nested("workload", &Scenario::workload, workload_table(), "What the clients send.")
       .required()
@@ -687,6 +698,10 @@ const StructTable& gpu_table() {
 }
 const StructTable& server_table() {
   static const StructTable t = make_server_table();
+  return t;
+}
+const StructTable& routing_table() {
+  static const StructTable t = make_routing_table();
   return t;
 }
 const StructTable& kv_tier_table() {

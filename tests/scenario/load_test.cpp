@@ -377,7 +377,7 @@ TEST(Diagnostics, DuplicateKeysAndUnknownKeysWithoutSuggestion) {
             "t.yaml:16:1: error: seed: duplicate key (first given at line 15)");
   EXPECT_EQ(errors(kBase + "zzz: 1\n"),
             "t.yaml:15:1: error: zzz: unknown key; valid keys: name, description, seed, hardware, "
-            "model, engine, kv_offload, compute, workload, output");
+            "model, engine, kv_offload, routing, compute, workload, output");
 }
 
 // Distribution objects follow vLLM's bench_dataset.py rules.

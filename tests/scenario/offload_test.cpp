@@ -173,3 +173,31 @@ TEST(Offload, TierConfigurationErrors) {
 
 }  // namespace
 }  // namespace kvsim::scenario
+
+namespace kvsim::scenario {
+namespace {
+
+// Routing across the 4 GPUs of a box, with conversations that fit in the GPUs' KV caches:
+// round robin sends a conversation's next turn to another GPU three times in four, where its
+// history is not cached, so its hit rate is far below that of session affinity or prefix-aware
+// routing, which send the turn where the history is.
+TEST(Routing, AffinityAndPrefixAwareKeepConversationsWhereTheirKvIs) {
+  auto hit_rate = [](const std::string& policy) {
+    const std::vector<Override> o = {
+        {"routing.policy", policy},
+        {"workload.generation.num_conversations", "120"},
+        {"workload.clients.max_active_conversations", "32"},
+        {"workload.generation.prompt_input.prefix_num_tokens",
+         "{distribution: lognormal, average: 2000, max: 6000}"}};
+    Simulation sim(load_scenario(kSeed + "4x4090-vram-only.yaml", options(o)));
+    const RunResult r = sim.run();
+    return static_cast<double>(r.info.prefix_cache_hits) / static_cast<double>(r.info.prefix_cache_queries);
+  };
+  const double rr = hit_rate("round_robin");
+  EXPECT_GT(hit_rate("session_affinity"), rr + 0.2);
+  EXPECT_GT(hit_rate("prefix_aware"), rr + 0.2);
+  EXPECT_GT(hit_rate("least_loaded"), 0.0);
+}
+
+}  // namespace
+}  // namespace kvsim::scenario
