@@ -13,6 +13,9 @@
 //    ended (write-through offload); the connector copies them out of the GPU asynchronously.
 //  - request_finished() returns true when the request's GPU blocks must stay allocated until
 //    its stores finish; the connector then calls Engine::stores_finished(id).
+//  - A synchronous connector (LMCache) loads in the step that computes the request, before its
+//    forward pass, and stores after it: start_load() and store() return how many transfers the
+//    step must wait for, and the connector calls Engine::sync_transfer_done() as each ends.
 #include <cstdint>
 #include <optional>
 
@@ -25,8 +28,13 @@ class ConnectorHooks {
  public:
   virtual ~ConnectorHooks() = default;
   virtual std::optional<std::int64_t> match(const Request& r, std::int64_t local_hit_tokens) = 0;
-  virtual void start_load(const Request& r, std::int64_t first_token, std::int64_t tokens, SimTime now) = 0;
-  virtual void store(const Request& r, std::int64_t first_block, std::int64_t end_block, SimTime now) = 0;
+  virtual int start_load(const Request& r, std::int64_t first_token, std::int64_t tokens, SimTime now) = 0;
+  virtual int store(const Request& r, std::int64_t first_block, std::int64_t end_block, SimTime now) = 0;
+  // Loads and stores on the step's critical path (LMCache) rather than between steps (native).
+  virtual bool synchronous() const { return false; }
+  // A match() that found tokens was not followed by start_load() (no blocks for the request):
+  // the connector drops what it held for it (LMCache's lookup pins its chunks).
+  virtual void release_match(const Request& r) { (void)r; }
   virtual bool request_finished(const Request& r) = 0;
   // Whether stores cover prompt blocks only (vLLM offload_prompt_only, default true).
   virtual bool prompt_only() const = 0;

@@ -144,13 +144,38 @@ void Engine::schedule_pass(Plan& plan) {
           skipped_.push_back(s);
           continue;
         }
+        if (*external > 0 && connector_->synchronous()) {
+          // Synchronous load (LMCache): the request is scheduled in this step with its loaded
+          // tokens counted as computed; the load runs before the step's forward pass.
+          const std::int64_t computed = hit_tokens + *external;
+          const std::int64_t n = std::min(r.num_tokens() - computed, budget);
+          if (!kv_.allocate_slots(r, *external + n, hit_tokens, hit_scratch_)) {
+            connector_->release_match(r);
+            break;
+          }
+          waiting_.pop_front();
+          running_.push_back(s);
+          r.external_tokens = *external;
+          counters_.external_hit_tokens += *external;
+          ++counters_.external_loads;
+          if (r.num_cached_tokens < 0) r.num_cached_tokens = computed;
+          r.num_computed = computed;
+          r.status = RequestStatus::kRunning;
+          plan.items.push_back(Item{s, n, false});
+          plan.sync_loads.push_back(SyncLoad{s, hit_tokens, *external});
+          budget -= n;
+          continue;
+        }
         if (*external > 0) {
           // Asynchronous load: allocate blocks (not yet cached), park the request in
           // WAITING_FOR_REMOTE_KVS and schedule nothing for it. vLLM 0.19 allocates for the hit
           // and the external tokens only; kvsim allocates for the whole prompt, as newer vLLM's
           // admission gate for asynchronous loads does (reserved_blocks): with blocks for the
           // loaded part only, parked requests can fill the pool and stall the engine.
-          if (!kv_.allocate_slots(r, r.num_tokens() - hit_tokens, hit_tokens, hit_scratch_, true)) break;
+          if (!kv_.allocate_slots(r, r.num_tokens() - hit_tokens, hit_tokens, hit_scratch_, true)) {
+            connector_->release_match(r);
+            break;
+          }
           r.loading = true;
           r.load_ready = false;
           r.load_base = hit_tokens;
@@ -185,6 +210,17 @@ void Engine::schedule_pass(Plan& plan) {
     // Skipped requests go back to the head of the queue in their order.
     for (auto it = skipped_.rbegin(); it != skipped_.rend(); ++it) waiting_.push_front(*it);
   }
+}
+
+void Engine::begin_current(SimTime now) {
+  for (const SyncLoad& l : plans_.front().sync_loads) {
+    sync_outstanding_ += connector_->start_load(req(l.slot), l.first_token, l.tokens, now);
+  }
+}
+
+void Engine::sync_transfer_done() {
+  KVSIM_ASSERT(sync_outstanding_ > 0, "a synchronous transfer ended that no step waited for");
+  --sync_outstanding_;
 }
 
 void Engine::take_loaded(Request& r) {
@@ -224,6 +260,7 @@ void Engine::admit_loaded_behind_head(Plan& plan, std::int64_t& budget) {
 bool Engine::schedule_plan(SimTime now, Plan& plan) {
   now_ = now;
   plan.items.clear();
+  plan.sync_loads.clear();
   plan.stats = StepStats{};
   plan.stats.start = now;
   // A pass that only preempted (its victim was the request itself) schedules nothing; vLLM's
@@ -289,6 +326,7 @@ bool Engine::enqueue_plan(SimTime now) {
 std::optional<SimTime> Engine::start(SimTime now) {
   KVSIM_ASSERT(plans_.empty(), "start() while a step is in flight");
   if (!enqueue_plan(now)) return std::nullopt;
+  begin_current(now);
   const SimTime duration = plans_.front().stats.duration;
   // EngineCore.step_with_batch_queue: with a free slot in the batch queue the next step is
   // scheduled at once, before the outputs of the one in flight are known.
@@ -306,6 +344,7 @@ std::optional<SimTime> Engine::finish_step(SimTime now) {
   if (plans_.empty()) return start(now);
   // Async: the queued step starts now; schedule the one after it.
   plans_.front().stats.start = now;
+  begin_current(now);
   const SimTime duration = plans_.front().stats.duration;
   enqueue_plan(now);
   return duration;
@@ -388,7 +427,8 @@ void Engine::store_new_blocks(Request& r, SimTime now) {
   const std::int64_t full = std::min<std::int64_t>(computed / kv_.block_size(),
                                                    static_cast<std::int64_t>(r.block_hashes.size()));
   if (full <= r.stored_blocks) return;
-  connector_->store(r, r.stored_blocks, full, now);
+  const int waited = connector_->store(r, r.stored_blocks, full, now);
+  if (connector_->synchronous()) sync_outstanding_ += waited;
   r.stored_blocks = full;
 }
 

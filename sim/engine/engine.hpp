@@ -82,6 +82,10 @@ class Engine {
   void load_finished(std::uint64_t id);
   // The connector finished the stores of finished request `id`: its blocks can be freed.
   void stores_finished(std::uint64_t id);
+  // A synchronous connector's transfer that the step in flight waits for has ended.
+  void sync_transfer_done();
+  // The step in flight cannot compute (or end) until its synchronous transfers are done.
+  bool blocked() const { return sync_outstanding_ > 0; }
 
   bool stepping() const { return !plans_.empty(); }
   bool has_unfinished() const { return !running_.empty() || !waiting_.empty(); }
@@ -121,8 +125,14 @@ class Engine {
     bool samples;  // the step computes the request's last known token, so it samples one
   };
   // One scheduled step: what it computes, how long it takes, what it looked like.
+  struct SyncLoad {
+    Slot slot;
+    std::int64_t first_token;
+    std::int64_t tokens;
+  };
   struct Plan {
     std::vector<Item> items;
+    std::vector<SyncLoad> sync_loads;  // started when the step starts (start_load_kv)
     StepStats stats;
   };
 
@@ -138,6 +148,8 @@ class Engine {
   // token if that is all of them (scheduler.py _update_waiting_for_remote_kv), and its blocks
   // enter the prefix cache.
   void take_loaded(Request& r);
+  // The plan at the front starts now: its synchronous loads begin.
+  void begin_current(SimTime now);
   void apply_outputs(const Plan& plan, SimTime now);
   void preempt(Slot s);
   void finish(Slot s, SimTime now);
@@ -154,7 +166,8 @@ class Engine {
   std::unordered_map<std::uint64_t, Slot> slot_of_;  // request id -> slot, while in the engine
   ConnectorHooks* connector_ = nullptr;
   std::vector<Slot> skipped_;
-  SimTime now_ = 0;  // time of the schedule pass in progress  // waiting requests passed over in this pass (loads in flight)
+  SimTime now_ = 0;  // time of the schedule pass in progress
+  int sync_outstanding_ = 0;  // synchronous connector transfers the step in flight waits for  // waiting requests passed over in this pass (loads in flight)
   std::vector<Slot> running_;  // admission order
   std::deque<Slot> waiting_;   // FCFS; preempted requests are prepended
   std::deque<Plan> plans_;     // front: executing; second (async only): scheduled, queued

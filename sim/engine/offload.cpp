@@ -13,68 +13,105 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
                   std::vector<CascadePath> cascades)
       : sys_(sys), engine_(engine), paths_(std::move(paths)), cascades_(std::move(cascades)) {}
 
-  // Where block hash `h` can be read: the first tier of the stack that holds it ready.
+  bool synchronous() const override { return sys_.kind_ == Kind::kLmcache; }
+
+  // A chunk's key: the chained hash of its last block, which covers the whole prefix.
+  std::uint64_t key(const Request& r, std::int64_t chunk) const {
+    return r.block_hashes[static_cast<std::size_t>((chunk + 1) * sys_.chunk_blocks_ - 1)];
+  }
+  std::int64_t chunk_tokens() const { return static_cast<std::int64_t>(sys_.chunk_blocks_) * sys_.block_size_; }
+  KvTier& tier_at(std::size_t pos) const { return *sys_.tiers_[static_cast<std::size_t>(paths_[pos].tier)]; }
+
+  // Where chunk key `h` can be read: the first tier of the stack that holds it ready.
   int find(std::uint64_t h) const {
     for (std::size_t p = 0; p < paths_.size(); ++p) {
-      if (sys_.tiers_[static_cast<std::size_t>(paths_[p].tier)]->is_ready(h)) return static_cast<int>(p);
+      if (tier_at(p).is_ready(h)) return static_cast<int>(p);
     }
     return -1;
   }
 
   std::optional<std::int64_t> match(const Request& r, std::int64_t local_hit_tokens) override {
-    const std::int64_t bs = sys_.block_size_;
-    const std::int64_t last = std::min<std::int64_t>(r.num_tokens() / bs, static_cast<std::int64_t>(r.block_hashes.size()));
-    std::int64_t n = 0;
-    for (std::int64_t b = local_hit_tokens / bs; b < last; ++b) {
-      const std::uint64_t h = r.block_hashes[static_cast<std::size_t>(b)];
+    const std::int64_t ct = chunk_tokens();
+    const std::int64_t last = std::min<std::int64_t>(
+        r.num_tokens() / ct, static_cast<std::int64_t>(r.block_hashes.size()) / sys_.chunk_blocks_);
+    // Native: blocks after the GPU hit (OffloadingConnectorScheduler); LMCache: chunks from the
+    // start of the prompt, the part vLLM already holds counted then subtracted.
+    const std::int64_t first = synchronous() ? 0 : local_hit_tokens / ct;
+    std::int64_t end = first;
+    for (std::int64_t c = first; c < last; ++c) {
+      const std::uint64_t h = key(r, c);
       const int p = find(h);
       if (p < 0) break;
-      // OffloadingConnectorScheduler: blocks being loaded for another request -> ask later.
-      if (sys_.tiers_[static_cast<std::size_t>(paths_[static_cast<std::size_t>(p)].tier)]->pins(h) > 0) return std::nullopt;
-      ++n;
+      // Blocks being loaded for another request: ask again later (native connector).
+      if (!synchronous() && tier_at(static_cast<std::size_t>(p)).pins(h) > 0) return std::nullopt;
+      end = c + 1;
     }
-    return n * bs;
+    std::int64_t hit = end * ct;
+    if (hit <= local_hit_tokens) return 0;
+    if (synchronous()) {
+      // LMCache's lookup pins the chunks it found until they are loaded (or the match is
+      // dropped), so they survive until the step that loads them starts.
+      auto& pinned = lookup_pins_[r.id];
+      for (std::int64_t c = local_hit_tokens / ct; c < end; ++c) {
+        const std::uint64_t h = key(r, c);
+        const int p = find(h);
+        tier_at(static_cast<std::size_t>(p)).pin(h);
+        pinned.emplace_back(p, h);
+      }
+    }
+    // LMCache: a hit covering the whole prompt leaves its last token to compute.
+    if (synchronous() && hit == r.num_tokens()) --hit;
+    return hit - local_hit_tokens;
   }
 
-  void start_load(const Request& r, std::int64_t first_token, std::int64_t tokens, SimTime now) override {
-    const std::int64_t bs = sys_.block_size_;
-    std::int64_t b = first_token / bs;
-    const std::int64_t end = b + tokens / bs;
-    while (b < end) {
-      const int p = find(r.block_hashes[static_cast<std::size_t>(b)]);
-      KVSIM_ASSERT(p >= 0, "a matched block vanished before its load started");
+  void release_match(const Request& r) override { drop_lookup_pins(r.id); }
+
+  int start_load(const Request& r, std::int64_t first_token, std::int64_t tokens, SimTime now) override {
+    const std::int64_t ct = chunk_tokens();
+    std::int64_t c = first_token / ct;
+    const std::int64_t end = (first_token + tokens + ct - 1) / ct;
+    int started = 0;
+    while (c < end) {
+      const int p = find(key(r, c));
+      KVSIM_ASSERT(p >= 0, "a matched chunk vanished before its load started");
       Op op{Op::Kind::kLoad, this, r.id, p, {}};
-      while (b < end && find(r.block_hashes[static_cast<std::size_t>(b)]) == p) {
-        op.hashes.push_back(r.block_hashes[static_cast<std::size_t>(b)]);
-        ++b;
+      while (c < end && find(key(r, c)) == p) {
+        op.hashes.push_back(key(r, c));
+        ++c;
       }
       const TierPath& path = paths_[static_cast<std::size_t>(p)];
-      KvTier& tier = *sys_.tiers_[static_cast<std::size_t>(path.tier)];
+      KvTier& tier = tier_at(static_cast<std::size_t>(p));
       for (const auto h : op.hashes) tier.pin(h);
       tier.touch(op.hashes);
       const auto n = static_cast<std::int64_t>(op.hashes.size());
+      const Bytes bytes = sys_.block_bytes_ * (n * sys_.chunk_blocks_);
       TierReport& rep = sys_.reports_[static_cast<std::size_t>(path.tier)];
-      rep.hit_tokens += n * bs;
-      rep.bytes_read += sys_.block_bytes_ * n;
-      ++loads_left_[r.id];
-      sys_.start(std::move(op), now, path.to_gpu, sys_.block_bytes_ * n, path.read_latency, path.read_resources);
+      rep.bytes_read += bytes;
+      if (!synchronous()) ++loads_left_[r.id];
+      sys_.start(std::move(op), now, path.to_gpu, bytes, path.read_latency, path.read_resources);
+      ++started;
     }
+    hit_tokens_by_tier(r, first_token, tokens);
+    drop_lookup_pins(r.id);  // the loads hold their own pins now
+    return started;
   }
 
-  void store(const Request& r, std::int64_t first_block, std::int64_t end_block, SimTime now) override {
-    if (paths_.empty()) return;
+  int store(const Request& r, std::int64_t first_block, std::int64_t end_block, SimTime now) override {
+    if (paths_.empty()) return 0;
     Op op{Op::Kind::kStore, this, r.id, 0, {}};
-    KvTier& tier = *sys_.tiers_[static_cast<std::size_t>(paths_[0].tier)];
-    for (std::int64_t b = first_block; b < end_block; ++b) {
-      const std::uint64_t h = r.block_hashes[static_cast<std::size_t>(b)];
+    KvTier& tier = tier_at(0);
+    // Whole chunks only: those completed since the last store.
+    for (std::int64_t c = first_block / sys_.chunk_blocks_; c < end_block / sys_.chunk_blocks_; ++c) {
+      const std::uint64_t h = key(r, c);
       if (tier.begin_store(h)) op.hashes.push_back(h);
     }
-    if (op.hashes.empty()) return;
+    if (op.hashes.empty()) return 0;
     const auto n = static_cast<std::int64_t>(op.hashes.size());
-    sys_.reports_[static_cast<std::size_t>(paths_[0].tier)].bytes_written += sys_.block_bytes_ * n;
-    ++stores_left_[r.id];
-    sys_.start(std::move(op), now, paths_[0].from_gpu, sys_.block_bytes_ * n, paths_[0].write_latency,
-               paths_[0].write_resources);
+    const Bytes bytes = sys_.block_bytes_ * (n * sys_.chunk_blocks_);
+    sys_.reports_[static_cast<std::size_t>(paths_[0].tier)].bytes_written += bytes;
+    if (!synchronous()) ++stores_left_[r.id];
+    sys_.start(std::move(op), now, paths_[0].from_gpu, bytes, paths_[0].write_latency, paths_[0].write_resources);
+    return 1;
   }
 
   bool request_finished(const Request& r) override {
@@ -86,11 +123,14 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
   bool prompt_only() const override { return sys_.prompt_only_; }
 
   Engine* done(Op& op, SimTime now) {
-    const TierPath& path = paths_[static_cast<std::size_t>(op.stack_pos)];
-    KvTier& tier = *sys_.tiers_[static_cast<std::size_t>(path.tier)];
+    KvTier& tier = tier_at(static_cast<std::size_t>(op.stack_pos));
     switch (op.kind) {
       case Op::Kind::kLoad: {
         for (const auto h : op.hashes) tier.unpin(h);
+        if (synchronous()) {
+          engine_.sync_transfer_done();
+          return &engine_;
+        }
         auto it = loads_left_.find(op.request);
         if (--it->second == 0) {
           loads_left_.erase(it);
@@ -104,6 +144,10 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
         for (const auto h : op.hashes) tier.finish_store(h);
         cascade(op, now);
         if (op.kind == Op::Kind::kCascade) return nullptr;
+        if (synchronous()) {
+          engine_.sync_transfer_done();
+          return &engine_;
+        }
         auto it = stores_left_.find(op.request);
         if (--it->second > 0) return nullptr;
         stores_left_.erase(it);
@@ -118,20 +162,41 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
   }
 
  private:
+  void drop_lookup_pins(std::uint64_t id) {
+    auto it = lookup_pins_.find(id);
+    if (it == lookup_pins_.end()) return;
+    for (const auto& [p, h] : it->second) tier_at(static_cast<std::size_t>(p)).unpin(h);
+    lookup_pins_.erase(it);
+  }
+
+  // Tokens loaded per tier: each loaded chunk's tokens counted for the tier it came from,
+  // clipped to the tokens the engine asked for.
+  void hit_tokens_by_tier(const Request& r, std::int64_t first_token, std::int64_t tokens) {
+    const std::int64_t ct = chunk_tokens();
+    for (std::int64_t c = first_token / ct; c * ct < first_token + tokens; ++c) {
+      const int p = find(key(r, c));
+      if (p < 0) continue;
+      const std::int64_t lo = std::max(c * ct, first_token);
+      const std::int64_t hi = std::min((c + 1) * ct, first_token + tokens);
+      sys_.reports_[static_cast<std::size_t>(paths_[static_cast<std::size_t>(p)].tier)].hit_tokens += hi - lo;
+    }
+  }
+
   // Write-through to the next tier of the stack, from the tier that just received the data.
   void cascade(const Op& op, SimTime now) {
     const auto next = static_cast<std::size_t>(op.stack_pos) + 1;
     if (next >= paths_.size()) return;
-    KvTier& lower = *sys_.tiers_[static_cast<std::size_t>(paths_[next].tier)];
+    KvTier& lower = tier_at(next);
     Op c{Op::Kind::kCascade, this, op.request, static_cast<int>(next), {}};
     for (const auto h : op.hashes) {
       if (lower.begin_store(h)) c.hashes.push_back(h);
     }
     if (c.hashes.empty()) return;
     const auto n = static_cast<std::int64_t>(c.hashes.size());
-    sys_.reports_[static_cast<std::size_t>(paths_[next].tier)].bytes_written += sys_.block_bytes_ * n;
+    const Bytes bytes = sys_.block_bytes_ * (n * sys_.chunk_blocks_);
+    sys_.reports_[static_cast<std::size_t>(paths_[next].tier)].bytes_written += bytes;
     const CascadePath& cp = cascades_[next - 1];
-    sys_.start(std::move(c), now, cp.route, sys_.block_bytes_ * n, cp.latency, cp.resources);
+    sys_.start(std::move(c), now, cp.route, bytes, cp.latency, cp.resources);
   }
 
   OffloadSystem& sys_;
@@ -141,10 +206,20 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
   std::unordered_map<std::uint64_t, int> loads_left_;
   std::unordered_map<std::uint64_t, int> stores_left_;
   std::unordered_set<std::uint64_t> awaiting_free_;
+  // LMCache lookups: (stack position, chunk key) pinned per request until its load starts.
+  std::unordered_map<std::uint64_t, std::vector<std::pair<int, std::uint64_t>>> lookup_pins_;
 };
 
-OffloadSystem::OffloadSystem(hw::FlowNetwork& network, Bytes block_bytes, int block_size, bool prompt_only)
-    : net_(network), block_bytes_(block_bytes), block_size_(block_size), prompt_only_(prompt_only) {}
+OffloadSystem::OffloadSystem(hw::FlowNetwork& network, Bytes block_bytes, int block_size, bool prompt_only,
+                             Kind kind, int chunk_blocks)
+    : net_(network),
+      block_bytes_(block_bytes),
+      block_size_(block_size),
+      prompt_only_(prompt_only),
+      kind_(kind),
+      chunk_blocks_(chunk_blocks) {
+  KVSIM_ASSERT(chunk_blocks_ >= 1, "a chunk holds at least one block");
+}
 
 OffloadSystem::~OffloadSystem() = default;
 

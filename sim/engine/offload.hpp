@@ -3,6 +3,8 @@
 // OffloadingConnector with its CPU tier and, behind it, lower tiers: vllm/v1/offloading/,
 // vllm/v1/kv_offload/). KV blocks move as Transfers over the hardware topology
 // (hw::FlowNetwork), so loads and stores share PCIe, NIC and drive bandwidth with each other.
+// - Granularity: tiers hold chunks of chunk_blocks blocks keyed by the hash of the chunk's last
+//   block (native: one block; LMCache: 256 tokens = 16 blocks, whole chunks only).
 // - Lookup: after the GPU hit, consecutive blocks found ready in any tier (fastest first).
 // - Load: asynchronous; each run of blocks from one tier is one transfer along the route from
 //   that tier to the GPU (remote and NVMe data stream through pinned host memory on GPUs
@@ -57,12 +59,19 @@ struct TierReport {
 
 class OffloadSystem {
  public:
-  OffloadSystem(hw::FlowNetwork& network, Bytes block_bytes, int block_size, bool prompt_only);
+  // How the connector behaves: vLLM's native OffloadingConnector (per block, asynchronous
+  // loads, stores between steps) or LMCache's (chunks of chunk_blocks blocks, synchronous loads
+  // before and stores after the forward pass, hits counted from the prompt's start).
+  enum class Kind { kNative, kLmcache };
+  OffloadSystem(hw::FlowNetwork& network, Bytes block_bytes, int block_size, bool prompt_only,
+                Kind kind = Kind::kNative, int chunk_blocks = 1);
   ~OffloadSystem();
   OffloadSystem(const OffloadSystem&) = delete;
   OffloadSystem& operator=(const OffloadSystem&) = delete;
 
   int add_tier(std::string name, std::int64_t capacity_blocks, EvictionPolicy policy);
+  // Tier capacities are in chunks of chunk_blocks() blocks.
+  int chunk_blocks() const { return chunk_blocks_; }
   // The connector of one engine; `paths` in lookup order; `cascades[k]` moves tier k's data to
   // tier k+1 of this stack.
   ConnectorHooks& attach(Engine& engine, std::vector<TierPath> paths, std::vector<CascadePath> cascades);
@@ -90,6 +99,8 @@ class OffloadSystem {
   Bytes block_bytes_;
   int block_size_;
   bool prompt_only_;
+  Kind kind_;
+  int chunk_blocks_;
   std::vector<std::unique_ptr<KvTier>> tiers_;
   std::vector<TierReport> reports_;
   std::vector<std::unique_ptr<EngineConnector>> connectors_;

@@ -16,8 +16,12 @@ struct KvTierSpec {
 
 struct KvOffloadSpec {
   // none: GPU prefix cache only. native: vLLM's OffloadingConnector (asynchronous loads,
-  // write-through stores of full blocks, lower tiers behind the first).
+  // write-through stores of full blocks, lower tiers behind the first). lmcache: LMCache's
+  // connector (chunks of 256 tokens, synchronous loads before the forward pass and stores after
+  // it, hits counted from the prompt's start).
   std::string connector = "none";
+  int chunk_tokens = 0;        // tier granularity; 0: one block (native) or 256 (lmcache)
+  bool use_layerwise = false;  // lmcache: loads pipelined with the forward pass layer by layer
   std::vector<KvTierSpec> tiers;  // lookup order, fastest first
   bool offload_prompt_only = true;  // vLLM offload_prompt_only: decode blocks are not stored
 };

@@ -100,6 +100,16 @@ struct Simulation::Impl : workload::WorkloadContext {
     events.push(clock, Event{EventKind::kKick, e});
   }
   void try_start_step(int e);
+  // A step of `duration` compute starts now on engine `e`: it ends then, unless it waits for
+  // synchronous connector transfers first.
+  void step_started(int e, SimTime duration) {
+    if (engines[static_cast<std::size_t>(e)]->blocked()) {
+      pending_compute[static_cast<std::size_t>(e)] = duration;
+    } else {
+      events.push(clock + duration, Event{EventKind::kStepEnd, e});
+    }
+  }
+  std::vector<SimTime> pending_compute;  // per engine: compute time of a step waiting for transfers
   void handle_step_end(int e);
   void complete(const engine::FinishedRequest& f, int server);
   void run_loop();
@@ -168,6 +178,7 @@ Simulation::Impl::Impl(const Scenario& s) : scenario(s) {
     }
   }
   kick_pending.assign(engines.size(), false);
+  pending_compute.assign(engines.size(), -1);
   for (std::size_t i = 0; i < engines.size(); ++i) engine_index[engines[i].get()] = static_cast<int>(i);
   if (sc.kv_offload.connector != "none") build_offload(kv);
 
@@ -277,13 +288,13 @@ void Simulation::Impl::try_start_step(int e) {
   if (eng.stepping() || !eng.has_unfinished()) return;
   const auto duration = eng.start(clock);
   if (!duration) return;  // nothing schedulable: idle until the next arrival
-  events.push(clock + *duration, Event{EventKind::kStepEnd, e});
+  step_started(e, *duration);
 }
 
 void Simulation::Impl::handle_step_end(int e) {
   auto& eng = *engines[static_cast<std::size_t>(e)];
   const auto next = eng.finish_step(clock);
-  if (next) events.push(clock + *next, Event{EventKind::kStepEnd, e});
+  if (next) step_started(e, *next);
   const auto& st = eng.last_step();
   ++info.engine_steps;
   if (on_step != nullptr && *on_step) {
@@ -416,8 +427,16 @@ void Simulation::Impl::build_offload(const models::MemoryBreakdown& kv) {
   }
   topo.seal();
   network = std::make_unique<hw::FlowNetwork>(topo);
-  offload = std::make_unique<engine::OffloadSystem>(*network, block_bytes, sc.engine.block_size,
-                                                    ko.offload_prompt_only);
+  const bool lmcache = ko.connector == "lmcache";
+  const int chunk_tokens = ko.chunk_tokens > 0 ? ko.chunk_tokens : (lmcache ? 256 : sc.engine.block_size);
+  if (chunk_tokens % sc.engine.block_size != 0) {
+    fail("kv_offload.chunk_tokens", "must be a multiple of engine.block_size (" +
+                                         std::to_string(sc.engine.block_size) + ")");
+  }
+  const int chunk_blocks = chunk_tokens / sc.engine.block_size;
+  offload = std::make_unique<engine::OffloadSystem>(
+      *network, block_bytes, sc.engine.block_size, ko.offload_prompt_only,
+      lmcache ? engine::OffloadSystem::Kind::kLmcache : engine::OffloadSystem::Kind::kNative, chunk_blocks);
 
   // Device resources: each server's NVMe drives (aggregate of `count`), the store's controller
   // and drives.
@@ -452,8 +471,8 @@ void Simulation::Impl::build_offload(const models::MemoryBreakdown& kv) {
   for (std::size_t t = 0; t < ko.tiers.size(); ++t) {
     const auto& ts = ko.tiers[t];
     const std::string tpath = "kv_offload.tiers." + std::to_string(t);
-    const std::int64_t blocks = ts.capacity.value / block_bytes.value;
-    if (blocks < 1) fail(tpath + ".capacity", "smaller than one KV block");
+    const std::int64_t blocks = ts.capacity.value / (block_bytes.value * chunk_blocks);
+    if (blocks < 1) fail(tpath + ".capacity", "smaller than one KV chunk");
     if (ts.kind == "remote") {
       const int idx = offload->add_tier("remote", blocks, policy(ts.eviction));
       tier_of[t].assign(servers.size(), idx);
@@ -577,7 +596,23 @@ void Simulation::Impl::handle_network() {
   network->advance_to(clock, completed);
   for (const auto& c : completed) {
     engine::Engine* woken = offload->on_transfer_done(c.tag, clock);
-    if (woken != nullptr) kick(engine_index.at(woken));
+    if (woken == nullptr) continue;
+    const int e = engine_index.at(woken);
+    if (!woken->stepping()) {
+      kick(e);
+    } else if (!woken->blocked() && pending_compute[static_cast<std::size_t>(e)] >= 0) {
+      // The step's synchronous transfers are done: it computes now. With layer-wise loading
+      // (LMCache use_layerwise) compute overlapped the loads, but the last layer's compute
+      // follows its load.
+      const SimTime d = pending_compute[static_cast<std::size_t>(e)];
+      pending_compute[static_cast<std::size_t>(e)] = -1;
+      SimTime end = clock + d;
+      if (scenario.kv_offload.use_layerwise) {
+        const SimTime per_layer = d / std::max(scenario.model.num_layers, 1);
+        end = std::max(clock + per_layer, woken->current_step().start + d);
+      }
+      events.push(end, Event{EventKind::kStepEnd, e});
+    }
   }
 }
 

@@ -513,9 +513,17 @@ StructTable make_kv_offload_table() {
              "KvOffloadSpec",
              "KV-cache offload: the connector that moves KV blocks out of and back into the GPU, "
              "and the tiers it uses, fastest first.")
-      .choice("connector", &KvOffloadSpec::connector, {"none", "native"},
+      .choice("connector", &KvOffloadSpec::connector, {"none", "native", "lmcache"},
               "none: GPU prefix cache only; native: vLLM's OffloadingConnector (asynchronous "
-              "loads, write-through stores of full blocks, lower tiers behind the first).")
+              "loads, write-through stores of full blocks, lower tiers behind the first); "
+              "lmcache: LMCache (256-token chunks, synchronous loads and stores on the step's "
+              "critical path).")
+      .integer("chunk_tokens", &KvOffloadSpec::chunk_tokens,
+               "Tier granularity in tokens, a multiple of block_size; 0: one block (native) or "
+               "256 (lmcache).",
+               Range::at_least(0))
+      .boolean("use_layerwise", &KvOffloadSpec::use_layerwise,
+               "lmcache: load layer by layer, pipelined with the forward pass.")
       .list("tiers", &KvOffloadSpec::tiers, kv_tier_table(), "Tiers in lookup order.")
       .boolean("offload_prompt_only", &KvOffloadSpec::offload_prompt_only,
                "Store prompt blocks only, not blocks of generated tokens (vLLM's default).")

@@ -25,11 +25,13 @@ class ScriptedConnector : public ConnectorHooks {
     if (retry) return std::nullopt;
     return offer;
   }
-  void start_load(const Request& r, std::int64_t, std::int64_t tokens, SimTime) override {
+  int start_load(const Request& r, std::int64_t, std::int64_t tokens, SimTime) override {
     loads.emplace_back(r.id, tokens);
+    return 1;
   }
-  void store(const Request&, std::int64_t first, std::int64_t end, SimTime) override {
+  int store(const Request&, std::int64_t first, std::int64_t end, SimTime) override {
     stores.emplace_back(first, end);
+    return 1;
   }
   bool request_finished(const Request&) override { return hold_blocks; }
   bool prompt_only() const override { return true; }
