@@ -37,7 +37,8 @@ struct GpuSpec {
 
 // The host of a GPU server: its DRAM, which holds a host_dram KV tier.
 struct HostSpec {
-  Bytes dram{0};  // installed memory; 0 = not stated (no capacity check)
+  Bytes dram{0};                  // installed memory; 0 = not stated (no capacity check)
+  BytesPerSec dram_bandwidth{0};  // memory bandwidth KV copies share; 0 = not a bottleneck
 };
 
 // A server's RDMA NIC toward the storage network.

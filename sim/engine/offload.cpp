@@ -11,7 +11,9 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
  public:
   EngineConnector(OffloadSystem& sys, Engine& engine, std::vector<TierPath> paths,
                   std::vector<CascadePath> cascades)
-      : sys_(sys), engine_(engine), paths_(std::move(paths)), cascades_(std::move(cascades)) {}
+      : sys_(sys), engine_(engine), paths_(std::move(paths)), cascades_(std::move(cascades)) {
+    first_tier_is_host_ = !paths_.empty() && paths_[0].host_memory;
+  }
 
   bool synchronous() const override { return sys_.kind_ == Kind::kLmcache; }
 
@@ -127,6 +129,7 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
     switch (op.kind) {
       case Op::Kind::kLoad: {
         for (const auto h : op.hashes) tier.unpin(h);
+        promote(op);
         if (synchronous()) {
           engine_.sync_transfer_done();
           return &engine_;
@@ -162,6 +165,23 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
   }
 
  private:
+  // A load from a lower tier streamed through host memory; where the stack's first tier is that
+  // host's DRAM, the chunks stay there (vLLM stages lower tiers through its CPU tier; LMCache
+  // writes remote hits to its local CPU backend), so the next request finds them one tier up.
+  void promote(const Op& op) {
+    if (op.stack_pos == 0 || !first_tier_is_host_) return;
+    KvTier& top = tier_at(0);
+    std::int64_t n = 0;
+    for (const auto h : op.hashes) {
+      if (!top.begin_store(h)) continue;
+      top.finish_store(h);
+      ++n;
+    }
+    sys_.reports_[static_cast<std::size_t>(paths_[0].tier)].bytes_written +=
+        sys_.block_bytes_ * (n * sys_.chunk_blocks_);
+    sys_.reports_[static_cast<std::size_t>(paths_[0].tier)].promoted_chunks += n;
+  }
+
   void drop_lookup_pins(std::uint64_t id) {
     auto it = lookup_pins_.find(id);
     if (it == lookup_pins_.end()) return;
@@ -203,6 +223,7 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
   Engine& engine_;
   std::vector<TierPath> paths_;
   std::vector<CascadePath> cascades_;
+  bool first_tier_is_host_ = false;
   std::unordered_map<std::uint64_t, int> loads_left_;
   std::unordered_map<std::uint64_t, int> stores_left_;
   std::unordered_set<std::uint64_t> awaiting_free_;

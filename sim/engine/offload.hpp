@@ -38,6 +38,7 @@ struct TierPath {
   SimTime write_latency = 0;
   std::vector<hw::ResourceId> read_resources;
   std::vector<hw::ResourceId> write_resources;
+  bool host_memory = false;  // the tier lives in the host DRAM that lower tiers stream through
 };
 
 // How data moves from tier k to tier k+1 behind it, for one engine's stack.
@@ -54,6 +55,7 @@ struct TierReport {
   std::int64_t hit_tokens = 0;     // tokens loaded from this tier
   Bytes bytes_read{0};
   Bytes bytes_written{0};
+  std::int64_t promoted_chunks = 0;  // chunks copied in from lower tiers on their way to a GPU
   TierStats stats;
 };
 

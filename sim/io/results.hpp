@@ -49,7 +49,8 @@ struct TierInfo {
   std::int64_t capacity_bytes = 0;   // per instance
   std::int64_t hit_tokens = 0;       // tokens loaded from it into GPUs
   std::int64_t bytes_read = 0;
-  std::int64_t bytes_written = 0;
+  std::int64_t bytes_written = 0;   // stores, cascades and promotions
+  std::int64_t bytes_promoted = 0;  // of which copies of lower-tier chunks read through this tier
   std::int64_t evictions = 0;
   std::int64_t stores_dropped = 0;   // stores refused: already there, or nothing evictable
 };

@@ -120,6 +120,7 @@ std::vector<Field> summary_fields(const Summary& s, const RunInfo& info) {
     fs.push_back(int_field(p + "hit_tokens", t.hit_tokens));
     fs.push_back(int_field(p + "bytes_read", t.bytes_read));
     fs.push_back(int_field(p + "bytes_written", t.bytes_written));
+    fs.push_back(int_field(p + "bytes_promoted", t.bytes_promoted));
     fs.push_back(int_field(p + "evictions", t.evictions));
     fs.push_back(int_field(p + "stores_dropped", t.stores_dropped));
   }

@@ -454,6 +454,13 @@ void Simulation::Impl::build_offload(const models::MemoryBreakdown& kv) {
     const auto res = hw::add_nvme_drive_resources(*network, agg, topo.name(servers[s].nvme));
     nvme_dev[s] = Device{{res.read}, {res.write}, ln.drive.read_latency, ln.drive.write_latency};
   }
+  // Each host's DRAM bandwidth, shared by every transfer into or out of host memory (tier reads
+  // and writes, and the bounce of network and NVMe data on its way to the GPU).
+  std::vector<hw::ResourceId> dram_res(servers.size(), -1);
+  for (std::size_t s = 0; s < servers.size(); ++s) {
+    const auto bw = servers[s].spec->host.dram_bandwidth;
+    if (bw.value > 0) dram_res[s] = network->add_resource(topo.name(servers[s].host) + "/dram", bw);
+  }
   Device store_dev;
   if (need_network) {
     const auto& node = *sc.hardware.remote_store;
@@ -518,6 +525,11 @@ void Simulation::Impl::build_offload(const models::MemoryBreakdown& kv) {
       p.write_latency = dev.write_latency;
       p.read_resources = dev.read;
       p.write_resources = dev.write;
+      p.host_memory = ko.tiers[t].kind == "host_dram";
+      if (dram_res[s] >= 0) {  // every tier's data passes through host memory on a GeForce GPU
+        p.read_resources.push_back(dram_res[s]);
+        p.write_resources.push_back(dram_res[s]);
+      }
       paths.push_back(std::move(p));
       if (t > 0) {
         engine::CascadePath c;
@@ -546,6 +558,8 @@ void Simulation::Impl::report_offload() {
       t.hit_tokens += r.hit_tokens;
       t.bytes_read += r.bytes_read.value;
       t.bytes_written += r.bytes_written.value;
+      t.bytes_promoted += r.promoted_chunks * offload->chunk_blocks() *
+                          (scenario.model.kv_bytes_per_token() * scenario.engine.block_size).value;
       t.evictions += r.stats.evictions;
       t.stores_dropped += r.stats.stores_dropped;
     }

@@ -123,6 +123,10 @@ StructTable make_host_table() {
   return TableBuilder<hw::HostSpec>("HostSpec", "The server's host.")
       .bytes("dram", &hw::HostSpec::dram,
              "Installed DRAM; host_dram KV tiers must fit in it (0: not checked).", Range::at_least(0))
+      .byte_rate("dram_bandwidth", &hw::HostSpec::dram_bandwidth,
+                 "Memory bandwidth shared by every KV copy into or out of host memory (STREAM-like "
+                 "sustained rate, e.g. ~70 GB/s for 2 x DDR5-5600); 0: not a bottleneck.",
+                 Range::at_least(0))
       .build();
 }
 
