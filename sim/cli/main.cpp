@@ -202,14 +202,24 @@ Variant parse_variant(const std::string& text) {
   return v;
 }
 
-// The KV-tier variants every scenario can run: the GPU's prefix cache (VRAM only), and no KV
+// The KV-tier variants of a scenario: the GPU's prefix cache alone (VRAM only); a host DRAM tier
+// through vLLM's native offloading; the network store, when the hardware has one; and no KV
 // reuse at all (every turn recomputes its history).
-std::vector<Variant> default_variants() {
-  return {
-      {"vram-only", "GPU KV cache with prefix caching", {}},
-      {"no-reuse", "prefix caching off: every turn recomputes its history",
-       {{"engine.enable_prefix_caching", "false"}}},
+std::vector<Variant> default_variants(const kvsim::scenario::Scenario& sc) {
+  std::vector<Variant> v = {
+      {"vram-only", "GPU prefix cache only", {{"kv_offload.connector", "none"}, {"kv_offload.tiers", "[]"}}},
+      {"dram", "native offloading to 64 GiB of host DRAM per server",
+       {{"kv_offload.connector", "native"}, {"kv_offload.tiers", "[{kind: host_dram, capacity: 64GiB}]"}}},
   };
+  bool nics = true;
+  for (const auto& s : sc.hardware.servers) nics = nics && s.nic.rate.value > 0;
+  if (sc.hardware.remote_store && nics) {
+    v.push_back({"nvme-net", "native offloading to the network NVMe store (8 TB)",
+                 {{"kv_offload.connector", "native"}, {"kv_offload.tiers", "[{kind: remote, capacity: 8TB}]"}}});
+  }
+  v.push_back({"no-reuse", "prefix caching off: every turn recomputes its history",
+               {{"engine.enable_prefix_caching", "false"}, {"kv_offload.connector", "none"}, {"kv_offload.tiers", "[]"}}});
+  return v;
 }
 
 struct CompareOptions {
@@ -230,7 +240,7 @@ int cmd_compare(const CompareOptions& co, const CommonOptions& common) {
   } else {
     std::vector<Variant> variants;
     for (const auto& t : co.variants) variants.push_back(parse_variant(t));
-    if (variants.empty()) variants = default_variants();
+    if (variants.empty()) variants = default_variants(kvsim::scenario::load_scenario(co.scenarios.front(), load_options(common)));
     for (auto& v : variants) runs.push_back({co.scenarios.front(), std::move(v)});
   }
   std::vector<kvsim::io::ComparisonRow> rows;
@@ -323,8 +333,9 @@ int main(int argc, char** argv) {
       ->required()
       ->type_name("FILE...");
   compare->add_option("--variant", cmp.variants,
-                      "A variant as 'NAME: path=value, path=value' (repeatable; default: vram-only and "
-                      "no-reuse). The first variant is the baseline of the ratios.")
+                      "A variant as 'NAME: path=value, path=value' (repeatable; default: vram-only, "
+                      "dram, nvme-net when the hardware has a store, no-reuse). The first variant is "
+                      "the baseline of the ratios.")
       ->type_name("SPEC");
   compare->add_option("--format", cmp.format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}));
   compare->add_option("--seed", cmp.seed, "Root random seed (default: the scenario's seed)");
