@@ -297,6 +297,21 @@ int cmd_catalog(const CommonOptions& co) {
               << std::setw(10) << m.head_dim << std::setw(14) << human(m.kv_bytes_per_token().as_double(), "KiB", 1024.0)
               << std::setw(12) << human(m.weight_bytes().as_double(), "GiB", 1073741824.0) << '\n';
   }
+  std::cout << "\nNVMe drives (" << cat.dir << "/drives.yaml)\n";
+  std::cout << std::left << std::setw(18) << "name" << std::right << std::setw(12) << "read" << std::setw(12)
+            << "write" << std::setw(14) << "read lat" << '\n';
+  for (const auto& [name, d] : cat.drives) {
+    std::cout << std::left << std::setw(18) << name << std::right << std::setw(12)
+              << human(d.read.value, "GB/s", 1e9) << std::setw(12) << human(d.write.value, "GB/s", 1e9)
+              << std::setw(14) << human(static_cast<double>(d.read_latency), "us", 1e3) << '\n';
+  }
+  std::cout << "\nStorage nodes (" << cat.dir << "/storage.yaml)\n";
+  std::cout << std::left << std::setw(26) << "name" << std::right << std::setw(12) << "NIC" << std::setw(14)
+            << "controller" << std::setw(8) << "drives" << '\n';
+  for (const auto& [name, n] : cat.storage) {
+    std::cout << std::left << std::setw(26) << name << std::right << std::setw(12) << human(n.nic.value, "GB/s", 1e9)
+              << std::setw(14) << human(n.controller.value, "GB/s", 1e9) << std::setw(8) << n.num_drives << '\n';
+  }
   return 0;
 }
 
@@ -346,7 +361,7 @@ int main(int argc, char** argv) {
   check->add_option("scenario", check_path, "Scenario YAML file")->required()->type_name("FILE");
   add_common(check, common);
 
-  auto* catalog = app.add_subcommand("catalog", "List the catalog's GPUs and models with their key figures");
+  auto* catalog = app.add_subcommand("catalog", "List the catalog's GPUs, models, drives and storage nodes");
   catalog->add_option("--catalog", common.catalog_dir, "Catalog folder")->type_name("DIR");
 
   try {
