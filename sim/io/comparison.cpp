@@ -89,6 +89,13 @@ void write_comparison_table(std::ostream& os, const std::vector<ComparisonRow>& 
            << format_fixed(static_cast<double>(t.bytes_written) / 1e9, 2) << " GB written, " << t.evictions
            << " evictions\n";
       }
+      for (const auto& l : r.info.links) {
+        os << "  " << pad_right("", name_w) << "    link " << l.kind << ": "
+           << format_fixed(static_cast<double>(l.bytes_forward) / 1e9, 2) << " GB forward (busiest "
+           << format_fixed(100.0 * l.max_utilization_forward, 1) << "%), "
+           << format_fixed(static_cast<double>(l.bytes_backward) / 1e9, 2) << " GB backward (busiest "
+           << format_fixed(100.0 * l.max_utilization_backward, 1) << "%)\n";
+      }
     }
   }
   os << "GPU KV cache size: " << format_thousands(info.gpu_kv_cache_tokens) << " tokens per engine, "
@@ -101,7 +108,22 @@ void write_comparison_json(std::ostream& os, const std::vector<ComparisonRow>& r
     os << (i ? ",\n  {" : "\n  {") << "\"variant\": " << json_quote(rows[i].variant)
        << ", \"description\": " << json_quote(rows[i].description);
     for (const auto& c : columns()) os << ", " << json_quote(c.key) << ": " << json_number(c.get(rows[i]));
-    os << "}";
+    os << ", \"tiers\": [";
+    for (std::size_t t = 0; t < rows[i].info.tiers.size(); ++t) {
+      const TierInfo& x = rows[i].info.tiers[t];
+      os << (t ? ", " : "") << "{\"kind\": " << json_quote(x.kind) << ", \"hit_tokens\": " << x.hit_tokens
+         << ", \"bytes_read\": " << x.bytes_read << ", \"bytes_written\": " << x.bytes_written
+         << ", \"evictions\": " << x.evictions << "}";
+    }
+    os << "], \"links\": [";
+    for (std::size_t l = 0; l < rows[i].info.links.size(); ++l) {
+      const LinkInfo& x = rows[i].info.links[l];
+      os << (l ? ", " : "") << "{\"kind\": " << json_quote(x.kind) << ", \"bytes_forward\": " << x.bytes_forward
+         << ", \"bytes_backward\": " << x.bytes_backward
+         << ", \"max_utilization_forward\": " << json_number(x.max_utilization_forward)
+         << ", \"max_utilization_backward\": " << json_number(x.max_utilization_backward) << "}";
+    }
+    os << "]}";
   }
   os << "\n]\n";
 }
