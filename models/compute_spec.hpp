@@ -33,9 +33,30 @@ struct RooflineParams {
   double per_sequence_overhead_us = 1;  // time per scheduled sequence (sampler, input preparation)
 };
 
+// How a kernel profile taken in eager mode maps onto a served engine (models/profile_model.hpp
+// states the equations; docs/calibration.md gives the reasons for the defaults):
+//  - cuda_graph_decode_factor 0.5: a pure-decode batch runs as one captured CUDA graph in vLLM
+//    V1, which removes the CPU launch gap between kernels but not the kernels' own minimum run
+//    time; we take half of the eager per-kernel floor (the profile's smallest op, ~1.85 us) as
+//    removed for every dense and attention kernel of the step.
+//  - gpu_step_overhead_us 300 and step_overhead_us 1,000: the same split as RooflineParams
+//    (above): GPU-side per-step time outside the kernels, and host-side time per step that
+//    async scheduling hides while the GPU is busy.
+//  - skew_blend true: decodes with unequal contexts are timed at mean + alpha x (max - mean)
+//    with alpha the median of the bundle's skew_fit.csv; false uses the mean context alone.
+struct ProfileParams {
+  std::string bundle_dir;                // profile bundle folder (models/profile_bundle.hpp)
+  std::string fitted_path;               // fitted coefficients YAML (models/fitted_model.hpp)
+  double cuda_graph_decode_factor = 0.5;  // fraction of the eager launch floor removed, [0, 1]
+  double gpu_step_overhead_us = 300;     // GPU-side time per step outside the kernels
+  double step_overhead_us = 1000;  // host-side time per engine step (hidden by async scheduling)
+  bool skew_blend = true;          // blend unequal decode contexts toward the maximum
+};
+
 struct ComputeSpec {
   std::string kind = "roofline";  // roofline (profile and fitted come with calibration)
   RooflineParams roofline;
+  ProfileParams profile;  // used by kind "profile" and "fitted"
 };
 
 }  // namespace kvsim::models

@@ -278,7 +278,11 @@ std::uint64_t Simulation::Impl::submit(workload::RequestSpec spec) {
 
   auto& eng = *engines[static_cast<std::size_t>(server)];
   eng.add_request(std::move(r), clock);
-  for (const auto& done : eng.take_finished()) complete(done, server);  // rejected at arrival
+  // Rejected at arrival: the error reaches the client as an event, after submit() returned.
+  for (const auto& done : eng.take_finished()) {
+    finished_by_id.emplace(done.id, done);
+    events.push(clock, Event{EventKind::kComplete, static_cast<std::int64_t>(done.id)});
+  }
   kick(server);
   return id;
 }

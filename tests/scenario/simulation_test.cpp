@@ -138,3 +138,20 @@ TEST(Simulation, PrefixCachingCutsTtftOnMultiTurn) {
 
 }  // namespace
 }  // namespace kvsim::scenario
+
+namespace kvsim::scenario {
+namespace {
+
+// A prompt longer than max_model_len is refused at arrival (vLLM answers HTTP 400): the client
+// sees an error, drops the conversation, and the run ends normally with it counted as failed.
+TEST(Simulation, RequestsRefusedAtArrivalEndTheirConversations) {
+  std::string yaml = single_request_yaml(true);
+  yaml.replace(yaml.find("value: 100}"), std::string("value: 100}").size(), "value: 9000}");
+  Simulation sim(load_scenario_text(yaml, "refused.yaml", options()));
+  const RunResult r = sim.run();
+  EXPECT_TRUE(r.requests.empty());
+  EXPECT_EQ(r.info.failed_requests, 1);
+}
+
+}  // namespace
+}  // namespace kvsim::scenario

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Regenerates docs/validation.md: kvsim's predictions against every public figure it can be
+compared with, each with its source and the error.
+
+Usage: validation/accuracy.py KVSIM_BINARY [--check]
+  --check  do not write; exit 1 if docs/validation.md differs from what this run produces.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CASES = os.path.join(ROOT, "validation", "accuracy")
+DOC = os.path.join(ROOT, "docs", "validation.md")
+
+
+def run(kvsim, scenario, sets=(), requests=False):
+    cmd = [kvsim, "run", os.path.join(CASES, scenario), "--format", "json"]
+    for s in sets:
+        cmd += ["--set", s]
+    req_path = None
+    if requests:
+        fd, req_path = tempfile.mkstemp(suffix=".json")
+        os.close(fd)
+        cmd += ["--requests-out", req_path]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    summary = json.loads(out)
+    if requests:
+        with open(req_path) as f:
+            summary["requests"] = json.load(f)
+        os.remove(req_path)
+    return summary
+
+
+def err(pred, pub):
+    return f"{100.0 * (pred - pub) / pub:+.1f} %"
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    kvsim = os.path.abspath(sys.argv[1])
+    check = "--check" in sys.argv[2:]
+    rows = []  # (case, figure, published, source, kvsim, error)
+
+    # 1. Single-stream decode on a 4090.
+    for asyn in ("false", "true"):
+        s = run(kvsim, "4090-llama8b-single.yaml", [f"engine.async_scheduling={asyn}"])
+        tps = 1000.0 / s["tpot_ms"]["mean"]
+        rows.append(("RTX 4090, Llama-3.1-8B BF16, one request", f"decode tokens/s (async scheduling {asyn})",
+                     "55-57", "sources A3 [D]: memory-bound roofline at ~0.9 x 1,008 GB/s",
+                     f"{tps:.1f}", "in range" if 55 <= tps <= 57 else err(tps, 56.0)))
+
+    # 2. Prefill throughput of one long prompt (TTFT of an 8,192-token prompt, 1 output token).
+    s = run(kvsim, "4090-llama8b-single.yaml",
+            ["workload.generation.prompt_input.num_tokens={distribution: constant, value: 8192}",
+             "workload.generation.prompt_output.num_tokens={distribution: constant, value: 1}",
+             "engine.max_model_len=16384"])
+    prompt = s["input_num_tokens"]["mean"] + 35  # chat template tokens the server adds
+    pre = prompt / (s["ttft_ms"]["mean"] / 1000.0)
+    rows.append(("RTX 4090, Llama-3.1-8B BF16, 8k-token prompt", "prefill tokens/s",
+                 "5,500-7,000", "sources A3 [D]: 55-65 % MFU of 165 TFLOP/s", f"{pre:,.0f}",
+                 "in range" if 5500 <= pre <= 7000 else err(pre, 6250.0)))
+    rows.append(("RTX 4090 Ti (model not stated), vLLM log", "average prompt throughput, tokens/s",
+                 "6,501", "sources A3 [M]: vllm-project/vllm issue 6206", f"{pre:,.0f}",
+                 err(pre, 6501.0) + " (different model)"))
+
+    # 3. Output throughput by concurrency, Mistral-7B, 256 in / 128 out.
+    published = {4: 210, 8: 377, 16: 644, 32: 975, 48: 1190}
+    ttft_pub = {4: 63, 48: 667}
+    for c, pub in published.items():
+        s = run(kvsim, "4090-mistral-concurrency.yaml",
+                [f"workload.clients.num_clients={c}", f"workload.clients.max_active_conversations={c}"])
+        tps = s["output_tokens_per_sec"]
+        rows.append((f"RTX 4090, Mistral-7B, 256 in / 128 out, concurrency {c}", "output tokens/s",
+                     f"{pub:,}", "sources A3 [M/S]: mushfiqrahman.dev/?p=1668", f"{tps:,.0f}", err(tps, pub)))
+        if c in ttft_pub:
+            t = s["ttft_ms"]["mean"]
+            rows.append((f"RTX 4090, Mistral-7B, 256 in / 128 out, concurrency {c}", "mean TTFT, ms",
+                         f"{ttft_pub[c]}", "sources A3 [M/S]: mushfiqrahman.dev/?p=1668", f"{t:.0f}",
+                         err(t, ttft_pub[c])))
+
+    # 4. The multi-turn benchmark README sample (GPU not stated).
+    pub = {"ttft_ms mean": 78.22, "ttft_ms p50": 62.26, "ttft_ms p99": 353.18, "tpot_ms mean": 25.37,
+           "latency_ms mean": 2591.0, "requests_per_sec": 0.769}
+    for gpu in ("rtx4090", "h100-sxm"):
+        s = run(kvsim, "multiturn-readme-sample.yaml", [f"hardware.servers.0.gpu={{preset: {gpu}}}"])
+        got = {"ttft_ms mean": s["ttft_ms"]["mean"], "ttft_ms p50": s["ttft_ms"]["p50"],
+               "ttft_ms p99": s["ttft_ms"]["p99"], "tpot_ms mean": s["tpot_ms"]["mean"],
+               "latency_ms mean": s["latency_ms"]["mean"], "requests_per_sec": s["requests_per_sec"]}
+        for k, v in pub.items():
+            rows.append((f"vLLM multi-turn README sample (2 clients, 6 active) on {gpu}", k, f"{v:g}",
+                         "sources V1: vLLM benchmarks/multi_turn/README.md (GPU not stated)", f"{got[k]:.2f}",
+                         err(got[k], v)))
+
+    # 5. KV capacity.
+    s = run(kvsim, "4090-llama8b-single.yaml",
+            ["hardware.servers.0.gpu.memory=25250627584B", "engine.max_model_len=32768"])
+    rows.append(("RTX 4090 (25,250,627,584 B), Llama-3.1-8B, util 0.9, 2,048 tokens, max_model_len 32,768",
+                 "num_gpu_blocks", "2,588", "measured: vLLM 0.19.0 start-up log on an RTX 4090 (calibration point)",
+                 f"{s['num_gpu_blocks']:,}", err(s["num_gpu_blocks"], 2588)))
+    for batched, tokens in ((2048, 40464), (8192, 36720)):
+        s = run(kvsim, "4090-llama8b-single.yaml",
+                ["model={preset: qwen3-8b}", "engine.max_model_len=16384",
+                 f"engine.max_num_batched_tokens={batched}"])
+        rows.append((f"RTX 4090, Qwen3-8B, util 0.9, {batched:,} batched tokens", "GPU KV cache size, tokens",
+                     f"{tokens:,}", "sources A3: vllm-project/vllm PR 48322 start-up log",
+                     f"{s['gpu_kv_cache_tokens']:,}", err(s["gpu_kv_cache_tokens"], tokens)))
+
+    # 6. CPU offload: TTFT loaded from CPU vs recomputed (H100, Llama-3.1-8B, GPU prefix cache off).
+    ratios = []
+    for n in (1024, 8192, 32768, 100000):
+        blocks = (n + 511) // 512
+        trace = os.path.join(CASES, "trace.jsonl")
+        with open(trace, "w") as f:
+            ids = ", ".join(str(i) for i in range(blocks))
+            for t in (0, 60000):  # the first request's prefill and stores end well before
+                f.write(f'{{"timestamp": {t}, "input_length": {n}, "output_length": 2, "hash_ids": [{ids}]}}\n')
+        s = run(kvsim, "h100-cpu-offload-ttft.yaml", requests=True)
+        os.remove(trace)
+        req = sorted(s["requests"], key=lambda r: r["start_time_ms"])
+        ratios.append((n, req[0]["ttft_ms"] / req[1]["ttft_ms"], req[0]["ttft_ms"], req[1]["ttft_ms"]))
+    for n, ratio, recompute, load in ratios:
+        rows.append((f"H100, Llama-3.1-8B, {n:,}-token prompt, CPU tier vs recompute",
+                     "TTFT reduction (recompute / CPU load)", "2x-22x, growing with prompt size",
+                     "sources A8 [M]: blog.vllm.ai 2026-01-08 kv-offloading-connector",
+                     f"{ratio:.1f}x ({recompute:.0f} / {load:.0f} ms)",
+                     "in range" if 2.0 <= ratio <= 22.0 else "out of range"))
+
+    lines = [
+        "# Accuracy: kvsim against published figures",
+        "",
+        "<!-- Generated by validation/accuracy.py; do not edit. Regenerate:",
+        "     python3 validation/accuracy.py build/release/sim/cli/kvsim -->",
+        "",
+        "Every public figure kvsim can be compared with, its source (sections of",
+        "[sources.md](sources.md)), kvsim's prediction with its shipped defaults (roofline compute",
+        "model, no per-case tuning) and the error. Figures marked [D] are derived estimates, not",
+        "measurements; [M] measured; [S] secondary.",
+        "",
+        "| case | figure | published | source | kvsim | error |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append("| " + " | ".join(r) + " |")
+    lines += [
+        "",
+        "## Where kvsim disagrees, and why",
+        "",
+        "- Concurrency sweep (Mistral-7B): kvsim's TTFT at low concurrency is too high and its",
+        "  throughput at high concurrency too high. The roofline's GEMM efficiency (0.6) is",
+        "  conservative for short prefills (the measured 4090 kernel profile reaches ~0.95 on",
+        "  2,048-token GEMMs), which lengthens a 256-token prefill; and it charges a decode batch",
+        "  little per-sequence cost beyond KV reads, which flatters large batches. The",
+        "  profile-based compute model replaces these assumptions with measured kernel times.",
+        "- Multi-turn README sample: the README does not say which GPU ran it; kvsim brackets it",
+        "  with a 4090 (TTFT within 6 %, TPOT 30 % lower) and an H100 (everything 3-4x faster),",
+        "  so the sample was probably run on a slower GPU than a 4090 for decode (an A10 or L4",
+        "  class card) or with a different client. Its 0.769 requests/s comes from 166 requests",
+        "  over 215.8 s; the benchmark's early stop ends runs at different points for different",
+        "  seeds.",
+        "- KV capacity: the 4090 calibration point is the target of the memory model",
+        "  (docs/models.md); Qwen3-8B's measured sizes come from a newer vLLM than 0.19.",
+        "- CPU offload on an H100: the blog's 2x-22x spans prompt sizes it does not list one by",
+        "  one; kvsim's ratio grows with prompt size as the blog's does, and passes 22x at",
+        "  100,000 tokens: either the blog's largest prompt was shorter, or kvsim's long-context",
+        "  prefill on an H100 (attention at 0.6 of peak) is slower than measured.",
+    ]
+    text = "\n".join(lines) + "\n"
+    if check:
+        with open(DOC) as f:
+            if f.read() != text:
+                print("docs/validation.md is stale: run validation/accuracy.py", file=sys.stderr)
+                return 1
+        return 0
+    with open(DOC, "w") as f:
+        f.write(text)
+    print(f"wrote {DOC} ({len(rows)} rows)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
