@@ -11,7 +11,6 @@
 namespace kvsim::scenario {
 namespace {
 
-using workload::Distribution;
 
 void issue(std::vector<FieldIssue>& issues, std::string path, ProblemClass problem,
            std::string message) {
@@ -604,7 +603,7 @@ StructTable make_scenario_table() {
 std::string code(std::string_view s) { return "`" + std::string(s) + "`"; }
 
 // Pipes would split a Markdown table cell.
-std::string cell(std::string s) {
+std::string cell(const std::string& s) {
   std::string out;
   for (char c : s) {
     if (c == '|') out += "\\";

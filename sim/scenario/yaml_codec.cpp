@@ -267,7 +267,7 @@ void Decoder::decode_struct(const YAML::Node& node, void* obj, const StructTable
         report(key, here, path, "expected a key name, got " + describe_node(key));
         continue;
       }
-      const std::string name = key.Scalar();
+      const std::string& name = key.Scalar();
       const std::string key_path = join_path(path, name);
       if (given.count(name) != 0 || (name == "preset" && preset)) {
         const YAML::Mark first = name == "preset" ? preset->key.Mark() : given[name].key.Mark();
@@ -506,9 +506,13 @@ void Decoder::decode_distribution(const YAML::Node& node, Distribution& out,
   for (const auto& [name, p] : params) {
     if (name == "distribution") continue;
     if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-      report(p.key, p.label, join_path(path, name),
-             "'" + name + "' is not a parameter of " + kind_name + " (it takes " +
-                 join_names(allowed) + ")");
+      std::string message = "'" + name;
+      message += "' is not a parameter of ";
+      message += kind_name;
+      message += " (it takes ";
+      message += join_names(allowed);
+      message += ")";
+      report(p.key, p.label, join_path(path, name), message);
     }
   }
 
