@@ -12,6 +12,9 @@ namespace {
 
 constexpr double kActivationBytes = 2.0;  // BF16 activations, whatever the weight dtype
 constexpr double kLogitBytes = 4.0;       // the sampler works on FP32 logits
+// vllm/v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p: the Triton kernel from 8 rows up,
+// the PyTorch sort below.
+constexpr std::int64_t kTritonTopKTopPMinRows = 8;
 
 std::string gib(Bytes b) {
   char buf[64];
@@ -33,17 +36,59 @@ void check(std::vector<Diagnostic>& errors, bool ok, const char* path, const cha
 
 }  // namespace
 
-Bytes profile_activation_peak(const ModelSpec& model, std::int64_t tokens, std::int64_t sequences,
-                              bool eager_layout, double sampler_logit_copies) {
-  const double t = static_cast<double>(tokens);
-  const double hidden = model.hidden_size;
+Bytes profile_forward_peak(const ModelSpec& model, std::int64_t tokens, bool eager_layout) {
   const double hidden_buffers = eager_layout ? 3.0 : 2.0;
-  const double forward =
-      t * kActivationBytes * (3.0 * model.intermediate_size + hidden_buffers * hidden);
-  const double sampler = t * hidden * kActivationBytes + static_cast<double>(sequences) *
-                                                             model.vocab_size * kLogitBytes *
-                                                             sampler_logit_copies;
-  return to_bytes(std::max(forward, sampler));
+  return to_bytes(static_cast<double>(tokens) * kActivationBytes *
+                  (3.0 * model.intermediate_size + hidden_buffers * model.hidden_size));
+}
+
+Bytes profile_sampler_peak(const ModelSpec& model, std::int64_t tokens, std::int64_t sequences,
+                           SamplerProfile profile, int num_sms) {
+  KVSIM_ASSERT(sequences >= 0 && num_sms > 0, "profile sequences and SM count");
+  const double s = static_cast<double>(sequences);
+  const double vocab = model.vocab_size;
+  const double hidden_states =
+      static_cast<double>(tokens + sequences) * model.hidden_size * kActivationBytes;
+  double per_logit = kActivationBytes + kLogitBytes;  // BF16 logits and their FP32 upcast
+  double buffer = 0;
+  if (profile == SamplerProfile::kV1TopKTopP) {
+    if (sequences >= kTritonTopKTopPMinRows) {
+      per_logit += kLogitBytes + kLogitBytes;  // softmax probs, exponential q
+      // topk_topp_triton.py: NUM_PROGRAMS = min(num_sms, S) programs; the cached buffer has
+      // min(next_power_of_2(NUM_PROGRAMS), num_sms) rows of vocab FP32 values.
+      const std::int64_t programs = std::min<std::int64_t>(num_sms, sequences);
+      std::int64_t rows = 1;
+      while (rows < programs) rows *= 2;
+      rows = std::min<std::int64_t>(rows, num_sms);
+      buffer = static_cast<double>(rows) * vocab * kLogitBytes;
+    } else {
+      // apply_top_k_top_p_pytorch: sorted FP32 values and int64 indices, two bool masks, the
+      // softmax of the sorted values and the scatter's output.
+      per_logit += kLogitBytes + 8.0 + 1.0 + 1.0 + kLogitBytes + kLogitBytes;
+    }
+  }
+  return to_bytes(hidden_states + s * vocab * per_logit + buffer);
+}
+
+Bytes profile_activation_peak(const ModelSpec& model, std::int64_t tokens, std::int64_t sequences,
+                              bool eager_layout, SamplerProfile profile, int num_sms) {
+  return std::max(profile_forward_peak(model, tokens, eager_layout),
+                  profile_sampler_peak(model, tokens, sequences, profile, num_sms));
+}
+
+namespace {
+
+Bytes rotary_cache_bytes(const ModelSpec& model) {
+  // vllm/model_executor/layers/rotary_embedding: cos_sin_cache is a buffer of
+  // max_position_embeddings x rotary_dim (= head_dim) in the model dtype (BF16).
+  return to_bytes(static_cast<double>(model.max_position_embeddings) * model.head_dim *
+                  kActivationBytes);
+}
+
+}  // namespace
+
+Bytes weights_memory(const ModelSpec& model) {
+  return model.weight_bytes() + rotary_cache_bytes(model);
 }
 
 MemoryBreakdown kv_capacity(const MemoryInputs& in) {
@@ -64,8 +109,7 @@ MemoryBreakdown kv_capacity(const MemoryInputs& in) {
   check(errors, in.non_torch_memory.value >= 0, "engine.non_torch_memory", "must not be negative");
   check(errors, in.cuda_graph_memory.value >= 0, "engine.cuda_graph_memory",
         "must not be negative");
-  check(errors, in.sampler_logit_copies >= 0, "engine.sampler_logit_copies",
-        "must not be negative");
+  check(errors, in.gpu_num_sms > 0, "gpu.num_sms", "must be positive");
   check(errors, in.num_gpu_blocks_override >= 0, "engine.num_gpu_blocks_override",
         "must not be negative");
   check(errors, in.kv_cache_memory.value >= 0, "engine.kv_cache_memory", "must not be negative");
@@ -79,7 +123,8 @@ MemoryBreakdown kv_capacity(const MemoryInputs& in) {
   out.max_model_len = max_model_len;
   out.requested = Bytes{static_cast<std::int64_t>(
       std::ceil(in.total_memory.as_double() * in.gpu_memory_utilization))};  // vLLM rounds up
-  out.weights = m.weight_bytes();
+  out.rotary_cache = rotary_cache_bytes(m);
+  out.weights = m.weight_bytes() + out.rotary_cache;
 
   // The profile run: vLLM V1 gpu_model_runner.profile_run -> _dummy_run(max_num_tokens) with
   // min(max_num_tokens, max_num_seqs) requests, then _dummy_sampler_run.
@@ -88,8 +133,10 @@ MemoryBreakdown kv_capacity(const MemoryInputs& in) {
                            : std::max(in.max_num_batched_tokens, max_model_len);
   out.profile_sequences = std::min(out.profile_tokens, in.max_num_seqs);
   const bool eager_layout = in.profile_rule == ProfileRule::kV0NoChunkedPrefill || in.enforce_eager;
-  out.activation_peak = profile_activation_peak(m, out.profile_tokens, out.profile_sequences,
-                                                eager_layout, in.sampler_logit_copies);
+  out.forward_peak = profile_forward_peak(m, out.profile_tokens, eager_layout);
+  out.sampler_peak = profile_sampler_peak(m, out.profile_tokens, out.profile_sequences,
+                                          in.sampler_profile, in.gpu_num_sms);
+  out.activation_peak = std::max(out.forward_peak, out.sampler_peak);
   out.non_torch = in.non_torch_memory;
   out.cuda_graphs = in.enforce_eager ? Bytes{0} : in.cuda_graph_memory;
   out.cuda_graphs_subtracted = in.subtract_cuda_graphs && !in.enforce_eager;
@@ -117,17 +164,20 @@ MemoryBreakdown kv_capacity(const MemoryInputs& in) {
   e.push_back("requested = total " + gib(in.total_memory) + " x gpu_memory_utilization " +
               fixed(in.gpu_memory_utilization, 3) + " = " + gib(out.requested));
   e.push_back("weights = " + std::to_string(m.num_params) + " params x " + dtype_name(m.dtype) +
-              " = " + gib(out.weights));
+              " + rotary cache " + gib(out.rotary_cache) + " = " + gib(out.weights));
   e.push_back("activation peak = profile run of " + std::to_string(out.profile_tokens) +
               " tokens over " + std::to_string(out.profile_sequences) + " sequences (" +
-              (eager_layout ? "eager" : "compiled") + " layout) = " + gib(out.activation_peak));
+              (eager_layout ? "eager" : "compiled") + " layout) = max(forward " +
+              gib(out.forward_peak) + ", sampler " + gib(out.sampler_peak) +
+              ") = " + gib(out.activation_peak));
   e.push_back("non-torch = " + gib(out.non_torch));
   if (in.enforce_eager) {
     e.push_back("cuda graphs = none (enforce_eager)");
   } else {
     e.push_back("cuda graphs = " + gib(out.cuda_graphs) +
-                (out.cuda_graphs_subtracted ? ", subtracted from the KV budget (vLLM >= 0.21)"
-                                            : ", outside the KV budget (vLLM <= 0.20)"));
+                (out.cuda_graphs_subtracted
+                     ? ", subtracted from the KV budget (vLLM >= 0.21)"
+                     : ", outside the KV budget (vLLM <= 0.20: captured after the KV cache)"));
   }
   if (in.kv_cache_memory.value > 0) {
     e.push_back("available KV = kv_cache_memory " + gib(out.available_kv) +

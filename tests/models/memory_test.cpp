@@ -96,9 +96,14 @@ TEST(KvCapacity, MatchesIssue10517Log) {
 // vLLM PR 48322 (V1 engine, RTX 4090 24 GB, Qwen3-8B BF16, utilization 0.9): the startup log's
 // "GPU KV cache size" was 40,464 tokens with max_num_batched_tokens 2,048 and 36,720 with 8,192.
 // Our figures within 10 %, and the drop between the two within 20 % of the measured 3,744.
+// That log leaves only ~0.4 GiB beyond the weights, less than vLLM 0.19's own top-k/top-p
+// profile sampler holds for Qwen3's 151,936-entry vocabulary (14 bytes x 256 x 151,936 =
+// 0.51 GiB before its Triton buffer), so it comes from a vLLM whose profile sampler skips
+// top-k/top-p: SamplerProfile::kLogitsOnly.
 TEST(KvCapacity, MatchesPr48322On4090) {
   MemoryInputs in;
   in.model = testing::qwen3_8b();
+  in.sampler_profile = SamplerProfile::kLogitsOnly;
   in.total_memory = gib(23.65);
   in.max_model_len = 40960;
   in.max_num_batched_tokens = 2048;
@@ -147,8 +152,9 @@ TEST(KvCapacity, Fp8KvDoublesTokens) {
 }
 
 // A larger profile run leaves less for the KV cache; so does subtracting the CUDA graph
-// estimate (vLLM >= 0.21), by exactly that estimate; enforce_eager keeps the eager layout's
-// extra hidden-sized buffer: T x hidden x 2 bytes = 2,048 x 4,096 x 2 more activation here.
+// estimate (vLLM >= 0.21), by exactly that estimate. enforce_eager drops the graph term; its
+// eager forward (2,048 x 2 x (3 x 14,336 + 3 x 4,096) = 226,492,416 bytes) stays below the
+// sampler's 544,210,944 (ActivationPeakByHand), so the activation peak does not move.
 TEST(KvCapacity, ProfileTokensGraphsAndEager) {
   MemoryInputs in = rtx4090_llama8b();
   const auto base = kv_capacity(in);
@@ -167,19 +173,132 @@ TEST(KvCapacity, ProfileTokensGraphsAndEager) {
   const auto eager = kv_capacity(in);
   EXPECT_EQ(eager.cuda_graphs.value, 0);
   EXPECT_FALSE(eager.cuda_graphs_subtracted);
-  EXPECT_EQ((eager.activation_peak - base.activation_peak).value, 2048LL * 4096 * 2);
+  EXPECT_EQ(eager.forward_peak.value, 226'492'416);
+  EXPECT_EQ(eager.activation_peak.value, base.activation_peak.value);
+  EXPECT_EQ(eager.available_kv.value, base.available_kv.value);
 }
 
-// The profile activation peak of Llama-3.1-8B at 2,048 tokens, compiled layout:
-// 2,048 x 2 x (3 x 14,336 + 2 x 4,096) = 209,715,200 bytes; the sampler term
-// 2,048 x 4,096 x 2 + 256 x 128,256 x 4 = 148,112,384 is smaller.
+// The profile activation peak of Llama-3.1-8B at 2,048 tokens over 256 sequences on a
+// 128-SM GPU. Forward, compiled layout: 2,048 x 2 x (3 x 14,336 + 2 x 4,096) = 209,715,200.
+// Sampler (Triton top-k/top-p, 256 >= 8 rows): hidden states (2,048 + 256) x 4,096 x 2 =
+// 18,874,368; logits 256 x 128,256 x 14 = 459,669,504; the kernel buffer has
+// min(next_pow2(min(256, 128)), 128) = 128 rows: 128 x 128,256 x 4 = 65,667,072; sum
+// 544,210,944, the larger.
 TEST(KvCapacity, ActivationPeakByHand) {
-  EXPECT_EQ(profile_activation_peak(testing::llama_31_8b(), 2048, 256, false, 1.0).value,
-            209'715'200);
-  // With 4,096 sequences of one token each the logits dominate:
-  // 4,096 x 4,096 x 2 + 4,096 x 128,256 x 4 = 2,134,900,736.
-  EXPECT_EQ(profile_activation_peak(testing::llama_31_8b(), 4096, 4096, false, 1.0).value,
-            2'134'900'736);
+  const ModelSpec m = testing::llama_31_8b();
+  const auto v1 = SamplerProfile::kV1TopKTopP;
+  EXPECT_EQ(profile_forward_peak(m, 2048, false).value, 209'715'200);
+  EXPECT_EQ(profile_sampler_peak(m, 2048, 256, v1, 128).value, 544'210'944);
+  EXPECT_EQ(profile_activation_peak(m, 2048, 256, false, v1, 128).value, 544'210'944);
+  // 4,096 sequences of one token: (4,096 + 4,096) x 4,096 x 2 + 4,096 x 128,256 x 14
+  // + 128 x 128,256 x 4 = 7,487,488,000.
+  EXPECT_EQ(profile_activation_peak(m, 4096, 4096, false, v1, 128).value, 7'487'488'000);
+  // 100 rows on 132 SMs: 100 programs, buffer min(128, 132) = 128 rows.
+  // (2,048 + 100) x 8,192 + 100 x 128,256 x 14 + 128 x 128,256 x 4 = 262,821,888.
+  EXPECT_EQ(profile_sampler_peak(m, 2048, 100, v1, 132).value, 262'821'888);
+  // 4 rows take the PyTorch sort path: (16 + 4) x 8,192 + 4 x 128,256 x 28 = 14,528,512.
+  EXPECT_EQ(profile_sampler_peak(m, 16, 4, v1, 128).value, 14'528'512);
+  // A profile without top-k/top-p: (2,048 + 256) x 8,192 + 256 x 128,256 x 6 = 215,875,584.
+  EXPECT_EQ(profile_sampler_peak(m, 2048, 256, SamplerProfile::kLogitsOnly, 128).value,
+            215'875'584);
+}
+
+// The weights vLLM measures: 8,030,261,248 x 2 = 16,060,522,496 bytes of parameters plus the
+// rotary cos/sin cache, 131,072 positions x 128 x 2 bytes = 33,554,432: 16,094,076,928 bytes,
+// the 14.99 GiB vLLM logs for Llama-3.1-8B.
+TEST(KvCapacity, WeightsIncludeRotaryCache) {
+  EXPECT_EQ(weights_memory(testing::llama_31_8b()).value, 16'094'076'928);
+  const auto out = kv_capacity(rtx4090_llama8b());
+  EXPECT_EQ(out.weights.value, 16'094'076'928);
+  EXPECT_EQ(out.rotary_cache.value, 33'554'432);
+}
+
+// The calibration point: vLLM 0.19.0 on an RTX 4090 (torch reports 25,250,627,584 bytes),
+// Llama-3.1-8B BF16, utilization 0.9, 2,048 batched tokens, 256 sequences, max_model_len
+// 32,768, CUDA graphs on: the log's num_gpu_blocks was 2,588 (41,408 tokens). By hand:
+//   requested = ceil(25,250,627,584 x 0.9)          = 22,725,564,826
+//   weights (WeightsIncludeRotaryCache)              = 16,094,076,928
+//   activation peak (ActivationPeakByHand)           =    544,210,944
+//   non-torch, 0.6 GiB                               =    644,245,094
+//   available = 5,443,031,860 // 2,097,152           = 2,595 blocks
+// within 1 % (26 blocks) of the measured 2,588.
+MemoryInputs calibration_4090() {
+  MemoryInputs in;
+  in.model = testing::llama_31_8b();
+  in.total_memory = Bytes{25'250'627'584};
+  in.gpu_memory_utilization = 0.9;
+  in.max_num_batched_tokens = 2048;
+  in.max_num_seqs = 256;
+  in.max_model_len = 32768;
+  return in;
+}
+
+TEST(KvCapacity, Calibration4090Vllm019) {
+  const auto out = kv_capacity(calibration_4090());
+  EXPECT_EQ(out.requested.value, 22'725'564'826);
+  EXPECT_EQ(out.activation_peak.value, 544'210'944);
+  EXPECT_EQ(out.available_kv.value, 5'443'031'860);
+  EXPECT_EQ(out.num_blocks, 2595);
+  EXPECT_NEAR(static_cast<double>(out.num_blocks), 2588.0, 26.0);
+  EXPECT_NEAR(static_cast<double>(out.kv_tokens), 41408.0, 0.01 * 41408);
+  EXPECT_FALSE(out.cuda_graphs_subtracted);  // 0.19 leaves the graph estimate out
+}
+
+// More batched tokens: fewer blocks by the growth of the activation peak. At 4,096 tokens the
+// sampler still dominates and grows by the extra hidden states, 2,048 x 4,096 x 2 =
+// 16,777,216 bytes = exactly 8 blocks. At 8,192 the forward takes over: 8,192 x 2 x
+// (3 x 14,336 + 2 x 4,096) = 838,860,800, 294,649,856 bytes more = 140.5 blocks, so 140 or
+// 141 fewer blocks.
+TEST(KvCapacity, BatchedTokensCostTheActivationGrowth) {
+  MemoryInputs in = calibration_4090();
+  const auto base = kv_capacity(in);
+  in.max_num_batched_tokens = 4096;
+  const auto t4096 = kv_capacity(in);
+  EXPECT_EQ(t4096.activation_peak.value - base.activation_peak.value, 16'777'216);
+  EXPECT_EQ(base.num_blocks - t4096.num_blocks, 8);
+  in.max_num_batched_tokens = 8192;
+  const auto t8192 = kv_capacity(in);
+  EXPECT_EQ(t8192.activation_peak.value, 838'860'800);
+  EXPECT_GE(base.num_blocks - t8192.num_blocks, 140);
+  EXPECT_LE(base.num_blocks - t8192.num_blocks, 141);
+}
+
+// Utilization +0.01 gives the KV cache 0.01 x 25,250,627,584 = 252,506,276 bytes more:
+// 120.4 blocks of 2 MiB, so 120 or 121 more blocks; nothing else moves.
+TEST(KvCapacity, UtilizationPlusOnePercent) {
+  MemoryInputs in = calibration_4090();
+  const auto base = kv_capacity(in);
+  in.gpu_memory_utilization = 0.91;
+  const auto more = kv_capacity(in);
+  EXPECT_NEAR(static_cast<double>((more.available_kv - base.available_kv).value), 252'506'276.0,
+              1.0);
+  EXPECT_GE(more.num_blocks - base.num_blocks, 120);
+  EXPECT_LE(more.num_blocks - base.num_blocks, 121);
+  EXPECT_EQ(more.activation_peak.value, base.activation_peak.value);
+}
+
+// enforce_eager changes only the graph term: with 0.19's default (graph estimate not
+// subtracted) the block count stays; with the estimate subtracted (vLLM >= 0.21) eager mode
+// gets back exactly that estimate.
+TEST(KvCapacity, EnforceEagerChangesOnlyTheGraphTerm) {
+  MemoryInputs in = calibration_4090();
+  const auto graphs = kv_capacity(in);
+  in.enforce_eager = true;
+  const auto eager = kv_capacity(in);
+  EXPECT_EQ(eager.num_blocks, graphs.num_blocks);
+  EXPECT_EQ(eager.weights.value, graphs.weights.value);
+  EXPECT_EQ(eager.activation_peak.value, graphs.activation_peak.value);
+  EXPECT_EQ(eager.non_torch.value, graphs.non_torch.value);
+  EXPECT_EQ(eager.cuda_graphs.value, 0);
+
+  in = calibration_4090();
+  in.subtract_cuda_graphs = true;
+  const auto subtracted = kv_capacity(in);
+  in.enforce_eager = true;
+  const auto eager_subtracted = kv_capacity(in);
+  EXPECT_EQ((eager_subtracted.available_kv - subtracted.available_kv).value,
+            in.cuda_graph_memory.value);
+  EXPECT_EQ(eager_subtracted.available_kv.value, graphs.available_kv.value);
 }
 
 // Llama-3.1-70B in BF16 (141 GB of weights) cannot fit a 4090: no blocks, no throw.
