@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstddef>
 #include <fstream>
 #include <set>
@@ -42,15 +43,20 @@ std::string strip(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
-double parse_number(const std::string& file, int line, const Field& f) {
+double parse_signed(const std::string& file, int line, const Field& f) {
   const std::string t = strip(f.text);
   double v = 0;
   const char* first = t.data();
   const char* last = t.data() + t.size();
   const auto res = std::from_chars(first, last, v);
-  if (t.empty() || res.ec != std::errc{} || res.ptr != last) {
+  if (t.empty() || res.ec != std::errc{} || res.ptr != last || !std::isfinite(v)) {
     throw InputError(file, line, f.column, "expected a number, got '" + t + "'");
   }
+  return v;
+}
+
+double parse_number(const std::string& file, int line, const Field& f) {
+  const double v = parse_signed(file, line, f);
   if (!(v >= 0)) throw InputError(file, line, f.column, "expected a non-negative number");
   return v;
 }
@@ -79,6 +85,7 @@ void read_csv(const std::string& path, const std::vector<std::string>& header, R
     if (!seen_header) {
       seen_header = true;
       std::vector<std::string> names;
+      names.reserve(fields.size());
       for (const auto& f : fields) names.push_back(strip(f.text));
       if (names.size() < header.size() ||
           !std::equal(header.begin(), header.end(), names.begin())) {
@@ -151,7 +158,10 @@ std::map<std::string, std::string> read_meta(const std::string& path) {
       parent = key;
       out[key] = value;
     } else if (!parent.empty()) {
-      out[parent + "." + key] = value;
+      std::string full = parent;
+      full += '.';
+      full += key;
+      out[full] = value;
     }
   }
   return out;
@@ -203,8 +213,8 @@ const std::vector<DenseLayerOp>& dense_layer_ops() {
   // model_executor/models/llama.py): input RMSNorm, qkv_proj, rotary embedding, attention,
   // o_proj, post-attention RMSNorm, gate_up_proj, SiLU-and-mul, down_proj.
   static const std::vector<DenseLayerOp> ops = {
-      {"layernorm", 2}, {"qkv_proj", 1},     {"rotary_emb", 1}, {"o_proj", 1},
-      {"gate_up_proj", 1}, {"act_fn", 1}, {"down_proj", 1}};
+      {"layernorm", 2},    {"qkv_proj", 1}, {"rotary_emb", 1}, {"o_proj", 1},
+      {"gate_up_proj", 1}, {"act_fn", 1},   {"down_proj", 1}};
   return ops;
 }
 
@@ -283,11 +293,12 @@ ProfileBundle load_profile_bundle(const std::string& dir) {
         continue;
       }
       if (f.size() <= alpha_col) throw InputError(skew_path, n, 1, "too few fields");
-      b.skew_alphas.push_back(parse_number(skew_path, n, f[alpha_col]));
+      b.skew_alphas.push_back(parse_signed(skew_path, n, f[alpha_col]));
     }
   }
 
-  b.attribution = "Kernel profile: LLMServingSim (github.com/casys-kaist/LLMServingSim), MIT licence";
+  b.attribution =
+      "Kernel profile: LLMServingSim (github.com/casys-kaist/LLMServingSim), MIT licence";
   std::ifstream lic(dir + "/LICENSE.txt");
   std::string line;
   while (lic && std::getline(lic, line)) {

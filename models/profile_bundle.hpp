@@ -56,8 +56,8 @@ struct ProfileBundle {
   std::map<std::string, ProfileCurve> dense;         // op -> time_us vs tokens, per layer
   std::map<std::string, ProfileCurve> per_sequence;  // lm_head, sampler -> time_us vs seqs
   std::vector<AttentionPoint> attention;             // in file order
-  std::vector<double> skew_alphas;                   // skew_fit.csv alpha column (may be empty)
-  std::string attribution;  // source and licence line to keep with derived figures
+  std::vector<double> skew_alphas;  // skew_fit.csv alpha column (may be empty; noisy, may be < 0)
+  std::string attribution;          // source and licence line to keep with derived figures
 
   // Median of skew_alphas; 0 when there are none.
   double skew_alpha() const;

@@ -1,0 +1,505 @@
+#include "kvsim/models/fitted_model.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <system_error>
+#include <utility>
+
+#include "kvsim/core/error.hpp"
+#include "kvsim/models/profile_model.hpp"
+#include "kvsim/models/roofline.hpp"
+
+namespace kvsim::models {
+
+namespace {
+
+constexpr double kUsToS = 1e-6;
+constexpr int kL1Rounds = 40;
+constexpr double kTrim = 0.1;  // share of worst points left out of the later attention rounds  //
+                               // reweighting rounds of the attention fit
+
+// Rows of features with their measured times.
+struct Samples {
+  std::vector<std::vector<double>> x;
+  std::vector<double> y;
+};
+
+// Minimises sum w_i ((x_i . a - y_i) / y_i)^2 with w_i = 1 first. With `l1_rounds` > 0 the
+// fit is repeated with w_i = 1 / max(|relative error_i|, 1e-3) (iteratively reweighted least
+// squares), which moves it toward the least absolute relative error, the robust fit whose
+// median error is smallest; a few points far off the model then no longer pull the rest.
+// Columns are scaled to unit maximum and the normal equations solved by LDLT, so that features
+// of very different size (1 and 10^7 pairs) stay well conditioned.
+std::vector<double> weighted_fit(const Samples& s, std::size_t terms, int l1_rounds = 0,
+                                 double trim = 0) {
+  const auto rows = static_cast<Eigen::Index>(s.y.size());
+  const auto cols = static_cast<Eigen::Index>(terms);
+  Eigen::MatrixXd a(rows, cols);
+  for (Eigen::Index r = 0; r < rows; ++r) {
+    const auto ur = static_cast<std::size_t>(r);
+    KVSIM_ASSERT(s.y[ur] > 0, "fit target must be positive");
+    for (Eigen::Index c = 0; c < cols; ++c) {
+      a(r, c) = s.x[ur][static_cast<std::size_t>(c)] / s.y[ur];
+    }
+  }
+  Eigen::VectorXd scale(cols);
+  for (Eigen::Index c = 0; c < cols; ++c) {
+    const double m = a.col(c).cwiseAbs().maxCoeff();
+    scale(c) = m > 0 ? m : 1.0;
+    a.col(c) /= scale(c);
+  }
+  Eigen::VectorXd w = Eigen::VectorXd::Ones(rows);
+  Eigen::VectorXd sol(cols);
+  Eigen::VectorXd keep = Eigen::VectorXd::Ones(rows);
+  for (int round = 0; round <= l1_rounds; ++round) {
+    const Eigen::MatrixXd aw = (w.array() * keep.array()).matrix().asDiagonal() * a;
+    Eigen::MatrixXd normal = a.transpose() * aw;
+    normal.diagonal().array() += 1e-12;  // keeps an all-zero column solvable
+    sol = normal.ldlt().solve(aw.transpose() * Eigen::VectorXd::Ones(rows));
+    const Eigen::VectorXd rel = ((a * sol).array() - 1.0).abs().matrix();
+    w = (1.0 / rel.array().max(1e-3)).matrix();
+    if (trim > 0 && round == l1_rounds / 2) {
+      std::vector<double> sorted(rel.data(), rel.data() + rows);
+      std::sort(sorted.begin(), sorted.end());
+      const double cut =
+          sorted[static_cast<std::size_t>((1.0 - trim) * static_cast<double>(rows - 1))];
+      for (Eigen::Index r = 0; r < rows; ++r) keep(r) = rel(r) <= cut ? 1.0 : 0.0;
+    }
+  }
+  std::vector<double> out(terms);
+  for (Eigen::Index c = 0; c < cols; ++c) out[static_cast<std::size_t>(c)] = sol(c) / scale(c);
+  return out;
+}
+
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double s = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+  return s;
+}
+
+std::vector<double> relative_errors(const Samples& s, const std::vector<double>& coef) {
+  std::vector<double> e;
+  e.reserve(s.y.size());
+  for (std::size_t i = 0; i < s.y.size(); ++i) {
+    e.push_back(std::abs(dot(s.x[i], coef) - s.y[i]) / s.y[i]);
+  }
+  return e;
+}
+
+ComponentResidual summarise(const std::string& name, const Samples& s,
+                            const std::vector<double>& coef) {
+  auto e = relative_errors(s, coef);
+  ComponentResidual r;
+  r.component = name;
+  r.points = e.size();
+  std::sort(e.begin(), e.end());
+  const std::size_t m = e.size() / 2;
+  r.median_abs_rel_error = e.size() % 2 == 1 ? e[m] : 0.5 * (e[m - 1] + e[m]);
+  r.max_abs_rel_error = e.back();
+  return r;
+}
+
+// Past the knee a GEMM computes whole tiles of tokens; the profile's steps sit at multiples of
+// 128 and 256 tokens (e.g. 1,433 us at 512 tokens, 1,771 us at 528), so the compute-bound terms
+// count tokens rounded up to those tiles.
+std::vector<double> dense_layer_features(double tokens, double knee) {
+  const double t128 = std::ceil(tokens / 128) * 128;
+  const double t256 = std::ceil(tokens / 256) * 256;
+  return {1.0, tokens, std::max(0.0, t128 - knee), std::max(0.0, t256 - knee)};
+}
+
+double dense_layer_us(const ProfileBundle& b, double tokens) {
+  double t = 0;
+  for (const auto& op : dense_layer_ops()) t += op.count * b.dense_op(op.name).at(tokens);
+  return t;
+}
+
+double dense_step_us(const ProfileBundle& b, double tokens) {
+  double t = 0;
+  for (const auto& op : dense_step_ops()) t += b.dense_op(op).at(tokens);
+  return t;
+}
+
+// ---- YAML text ----
+
+std::string format_double(double v) {
+  std::array<char, 64> buf{};
+  const auto res = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+  return std::string(buf.data(), res.ptr);
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (const char ch : s) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+std::string format_list(const std::vector<double>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + format_double(v[i]);
+  return out + "]";
+}
+
+std::string strip(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+double parse_double(const std::string& text, const std::string& file, int line, int col) {
+  const std::string t = strip(text);
+  double v = 0;
+  const auto res = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (t.empty() || res.ec != std::errc{} || res.ptr != t.data() + t.size() || !std::isfinite(v)) {
+    throw InputError(file, line, col, "expected a number, got '" + t + "'");
+  }
+  return v;
+}
+
+std::string parse_string(const std::string& text, const std::string& file, int line, int col) {
+  std::string t = strip(text);
+  if (t.empty() || t.front() != '"') return t;
+  std::string out;
+  for (std::size_t i = 1; i < t.size(); ++i) {
+    const char ch = t[i];
+    if (ch == '\\' && i + 1 < t.size()) {
+      out += t[++i];
+    } else if (ch == '"') {
+      if (i + 1 != t.size()) throw InputError(file, line, col, "text after the closing quote");
+      return out;
+    } else {
+      out += ch;
+    }
+  }
+  throw InputError(file, line, col, "missing closing quote");
+}
+
+std::vector<double> parse_list(const std::string& text, std::size_t want, const std::string& file,
+                               int line, int col) {
+  const std::string t = strip(text);
+  if (t.size() < 2 || t.front() != '[' || t.back() != ']') {
+    throw InputError(file, line, col, "expected a list [a, b, ...]");
+  }
+  std::vector<double> out;
+  std::stringstream ss(t.substr(1, t.size() - 2));
+  std::string item;
+  while (std::getline(ss, item, ',')) out.push_back(parse_double(item, file, line, col));
+  if (out.size() != want) {
+    throw InputError(
+        file, line, col,
+        "expected " + std::to_string(want) + " numbers, got " + std::to_string(out.size()));
+  }
+  return out;
+}
+
+void check_params(const FittedCoefficients& c, const ModelSpec& m, const ProfileParams& p) {
+  if (m.num_layers <= 0) throw InputError("", 0, 0, "fitted model: num_layers must be > 0");
+  if (c.dense_layer_us.size() != kDenseLayerTerms || c.dense_step_us.size() != kDenseStepTerms ||
+      c.attention_layer_us.size() != kAttentionTerms ||
+      c.per_sequence_us.size() != kPerSequenceTerms) {
+    throw InputError("", 0, 0, "fitted model: a coefficient list has the wrong length");
+  }
+  if (!(c.attention_decode_wave >= 1) || !(c.attention_prefill_wave_tokens >= 1)) {
+    throw InputError("", 0, 0, "fitted model: attention wave widths must be >= 1");
+  }
+  if (!(p.cuda_graph_decode_factor >= 0 && p.cuda_graph_decode_factor <= 1)) {
+    throw InputError("", 0, 0, "fitted model: cuda_graph_decode_factor must lie in [0, 1]");
+  }
+  if (!(p.gpu_step_overhead_us >= 0) || !(p.step_overhead_us >= 0)) {
+    throw InputError("", 0, 0, "fitted model: step overheads must be >= 0");
+  }
+}
+
+}  // namespace
+
+std::vector<double> attention_features(const BatchShape& batch, double decode_wave,
+                                       double prefill_wave_tokens) {
+  std::vector<double> f(kAttentionTerms, 0.0);
+  double ctx_sum = 0;
+  double ctx_max = 0;
+  for (const auto c : batch.decode_contexts) {
+    ctx_sum += static_cast<double>(c);
+    ctx_max = std::max(ctx_max, static_cast<double>(c));
+  }
+  const auto n = static_cast<double>(batch.decode_contexts.size());
+  const double ctx_mean = n > 0 ? ctx_sum / n : 0.0;
+  if (batch.prefills.empty()) {
+    f[9] = 1.0;
+    f[10] = n;
+    f[11] = ctx_sum;
+    f[12] = ctx_max;
+    return f;
+  }
+  double longest = ctx_max;
+  f[0] = 1.0;
+  for (const auto& p : batch.prefills) {
+    const auto nt = static_cast<double>(p.new_tokens);
+    const auto cached = static_cast<double>(p.cached_tokens);
+    f[1] += nt;
+    f[2] += attention_pairs_prefill(p.new_tokens, p.cached_tokens);
+    f[3] += cached;
+    f[6] += std::ceil(nt / prefill_wave_tokens) * (cached + nt / 2);
+    longest = std::max(longest, cached + nt);
+  }
+  f[4] = n;
+  f[5] = std::ceil(n / decode_wave) * ctx_mean;
+  f[7] = longest;
+  f[8] = n * n * ctx_mean;
+  f[13] = ctx_sum;
+  return f;
+}
+
+FitReport fit_profile(const ProfileBundle& bundle, const ModelSpec& model) {
+  if (model.num_layers <= 0) throw InputError("", 0, 0, "fit: num_layers must be > 0");
+  FitReport rep;
+  FittedCoefficients& c = rep.coefficients;
+  c.source_dir = bundle.dir;
+  c.model = bundle.meta.model;
+  c.gpu = bundle.meta.gpu;
+  c.vllm_version = bundle.meta.vllm_version;
+  c.profiled_at = bundle.meta.profiled_at;
+  c.attribution = bundle.attribution;
+  c.launch_floor_us = std::numeric_limits<double>::infinity();
+  for (const auto& op : dense_layer_ops()) {
+    c.launch_floor_us = std::min(c.launch_floor_us, bundle.dense_op(op.name).y.front());
+  }
+  for (const auto& op : dense_step_ops()) {
+    c.launch_floor_us = std::min(c.launch_floor_us, bundle.dense_op(op).y.front());
+  }
+
+  // Dense per layer: the knee is searched over the grid's token counts by the smallest
+  // squared relative error.
+  const auto& tokens = bundle.dense_op(dense_layer_ops().front().name).x;
+  Samples dense;
+  for (const double t : tokens) {
+    dense.x.push_back({});
+    dense.y.push_back(dense_layer_us(bundle, t));
+  }
+  double best_cost = std::numeric_limits<double>::infinity();
+  c.dense_knee_tokens = tokens.back();
+  for (const double knee : tokens) {
+    if (knee <= tokens.front() || knee >= tokens.back()) continue;
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      dense.x[i] = dense_layer_features(tokens[i], knee);
+    }
+    const auto coef = weighted_fit(dense, kDenseLayerTerms);
+    double cost = 0;
+    for (const double e : relative_errors(dense, coef)) cost += e * e;
+    if (cost < best_cost) {
+      best_cost = cost;
+      c.dense_knee_tokens = knee;
+    }
+  }
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    dense.x[i] = dense_layer_features(tokens[i], c.dense_knee_tokens);
+  }
+  c.dense_layer_us = weighted_fit(dense, kDenseLayerTerms);
+  rep.residuals.push_back(summarise("dense_layer", dense, c.dense_layer_us));
+
+  Samples step;
+  for (const double t : tokens) {
+    step.x.push_back({1.0, t});
+    step.y.push_back(dense_step_us(bundle, t));
+  }
+  c.dense_step_us = weighted_fit(step, kDenseStepTerms);
+  rep.residuals.push_back(summarise("dense_step", step, c.dense_step_us));
+
+  // Attention: the wave widths are searched like the dense knee, by the median error.
+  std::vector<BatchShape> batches;
+  std::vector<double> attn_y;
+  for (const auto& p : bundle.attention) {
+    BatchShape batch;
+    if (p.prefill_chunk > 0) batch.prefills.push_back(PrefillChunk{p.prefill_chunk, p.kv_prefill});
+    batch.decode_contexts.assign(static_cast<std::size_t>(p.n_decode), p.kv_decode);
+    batches.push_back(std::move(batch));
+    attn_y.push_back(p.time_us);
+  }
+  ComponentResidual best_attn;
+  best_attn.median_abs_rel_error = std::numeric_limits<double>::infinity();
+  for (const double dw : {1.0, 2.0, 4.0, 8.0}) {
+    for (const double pw : {64.0, 128.0, 256.0, 512.0}) {
+      Samples attn;
+      attn.y = attn_y;
+      for (const auto& b : batches) attn.x.push_back(attention_features(b, dw, pw));
+      const auto coef = weighted_fit(attn, kAttentionTerms, kL1Rounds, kTrim);
+      const auto res = summarise("attention_layer", attn, coef);
+      if (res.median_abs_rel_error < best_attn.median_abs_rel_error) {
+        best_attn = res;
+        c.attention_decode_wave = dw;
+        c.attention_prefill_wave_tokens = pw;
+        c.attention_layer_us = coef;
+      }
+    }
+  }
+  rep.residuals.push_back(best_attn);
+
+  Samples seq;
+  for (const double s : bundle.per_sequence_op("lm_head").x) {
+    seq.x.push_back({1.0, s});
+    seq.y.push_back(bundle.per_sequence_op("lm_head").at(s) +
+                    bundle.per_sequence_op("sampler").at(s));
+  }
+  c.per_sequence_us = weighted_fit(seq, kPerSequenceTerms);
+  rep.residuals.push_back(summarise("per_sequence", seq, c.per_sequence_us));
+  return rep;
+}
+
+std::string write_fitted_yaml(const FittedCoefficients& c) {
+  std::ostringstream os;
+  os << "# kvsim fitted compute model (models/fitted_model.hpp); times in microseconds\n"
+     << "source_dir: " << quote(c.source_dir) << "\n"
+     << "model: " << quote(c.model) << "\n"
+     << "gpu: " << quote(c.gpu) << "\n"
+     << "vllm_version: " << quote(c.vllm_version) << "\n"
+     << "profiled_at: " << quote(c.profiled_at) << "\n"
+     << "attribution: " << quote(c.attribution) << "\n"
+     << "launch_floor_us: " << format_double(c.launch_floor_us) << "\n"
+     << "dense_knee_tokens: " << format_double(c.dense_knee_tokens) << "\n"
+     << "# a0 + a1 T + a2 max(0, T128 - knee) + a3 max(0, T256 - knee), per layer\n"
+     << "dense_layer_us: " << format_list(c.dense_layer_us) << "\n"
+     << "# b0 + b1 T, per step (embedding, final_layernorm)\n"
+     << "dense_step_us: " << format_list(c.dense_step_us) << "\n"
+     << "attention_decode_wave: " << format_double(c.attention_decode_wave) << "\n"
+     << "attention_prefill_wave_tokens: " << format_double(c.attention_prefill_wave_tokens) << "\n"
+     << "# e0..e8, e13 with a prefill (1, new, pairs, cached, decodes, decode waves x mean\n"
+     << "# context, prefill waves x (cached + new / 2), longest context, decodes^2 x mean "
+        "context,\n"
+     << "# sum of contexts); e9..e12 decode only (1, decodes, sum of contexts, longest context);\n"
+     << "# per layer\n"
+     << "attention_layer_us: " << format_list(c.attention_layer_us) << "\n"
+     << "# c0 + c1 S, per step (lm_head, sampler)\n"
+     << "per_sequence_us: " << format_list(c.per_sequence_us) << "\n";
+  return os.str();
+}
+
+FittedCoefficients read_fitted_yaml(const std::string& text, const std::string& file_name) {
+  FittedCoefficients c;
+  using Setter = std::function<void(const std::string&, int, int)>;
+  const std::string& f = file_name;
+  auto str = [&](std::string& dst) -> Setter {
+    return [&dst, &f](const std::string& v, int l, int col) { dst = parse_string(v, f, l, col); };
+  };
+  auto num = [&](double& dst) -> Setter {
+    return [&dst, &f](const std::string& v, int l, int col) { dst = parse_double(v, f, l, col); };
+  };
+  auto list = [&](std::vector<double>& dst, std::size_t n) -> Setter {
+    return
+        [&dst, n, &f](const std::string& v, int l, int col) { dst = parse_list(v, n, f, l, col); };
+  };
+  const std::map<std::string, Setter> keys = {
+      {"source_dir", str(c.source_dir)},
+      {"model", str(c.model)},
+      {"gpu", str(c.gpu)},
+      {"vllm_version", str(c.vllm_version)},
+      {"profiled_at", str(c.profiled_at)},
+      {"attribution", str(c.attribution)},
+      {"launch_floor_us", num(c.launch_floor_us)},
+      {"dense_knee_tokens", num(c.dense_knee_tokens)},
+      {"attention_decode_wave", num(c.attention_decode_wave)},
+      {"attention_prefill_wave_tokens", num(c.attention_prefill_wave_tokens)},
+      {"dense_layer_us", list(c.dense_layer_us, kDenseLayerTerms)},
+      {"dense_step_us", list(c.dense_step_us, kDenseStepTerms)},
+      {"attention_layer_us", list(c.attention_layer_us, kAttentionTerms)},
+      {"per_sequence_us", list(c.per_sequence_us, kPerSequenceTerms)},
+  };
+  std::map<std::string, int> seen;
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    const std::string s = strip(line);
+    if (s.empty() || s[0] == '#') continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) throw InputError(f, n, 1, "expected 'key: value'");
+    const std::string key = strip(line.substr(0, colon));
+    const auto it = keys.find(key);
+    if (it == keys.end()) throw InputError(f, n, 1, "unknown key '" + key + "'");
+    if (!seen.emplace(key, n).second) throw InputError(f, n, 1, "duplicate key '" + key + "'");
+    const auto vcol = line.find_first_not_of(" \t", colon + 1);
+    const int col =
+        vcol == std::string::npos ? static_cast<int>(line.size()) + 1 : static_cast<int>(vcol) + 1;
+    it->second(line.substr(colon + 1), n, col);
+  }
+  for (const auto& [key, setter] : keys) {
+    if (!seen.count(key)) throw InputError(f, 0, 0, "missing key '" + key + "'");
+  }
+  return c;
+}
+
+void save_fitted_yaml(const std::string& path, const FittedCoefficients& c) {
+  std::ofstream out(path);
+  if (!out) throw InputError(path, 0, 0, "cannot write fitted coefficients");
+  out << write_fitted_yaml(c);
+  if (!out) throw InputError(path, 0, 0, "cannot write fitted coefficients");
+}
+
+FittedCoefficients load_fitted_yaml(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, 0, "cannot open fitted coefficients");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return read_fitted_yaml(ss.str(), path);
+}
+
+FittedModel::FittedModel(FittedCoefficients coefficients, ModelSpec model, ProfileParams params)
+    : c_(std::move(coefficients)), model_(std::move(model)), params_(std::move(params)) {
+  check_params(c_, model_, params_);
+}
+
+double FittedModel::attention_layer_us(const BatchShape& batch) const {
+  if (batch.empty()) return 0;
+  return std::max(0.0, dot(attention_features(batch, c_.attention_decode_wave,
+                                              c_.attention_prefill_wave_tokens),
+                           c_.attention_layer_us));
+}
+
+StepBreakdown FittedModel::step_time(const BatchShape& batch) const {
+  StepBreakdown b;
+  if (batch.empty()) return b;
+  const double tokens = static_cast<double>(batch.num_tokens());
+  const double seqs = static_cast<double>(batch.num_sequences());
+  const double layers = model_.num_layers;
+  double dense_us = layers * std::max(0.0, dot(dense_layer_features(tokens, c_.dense_knee_tokens),
+                                               c_.dense_layer_us)) +
+                    std::max(0.0, c_.dense_step_us[0] + c_.dense_step_us[1] * tokens);
+  double attn_us = layers * attention_layer_us(batch);
+  if (batch.prefills.empty()) {
+    double per_layer = 0;
+    for (const auto& op : dense_layer_ops()) per_layer += op.count;
+    const double removed = params_.cuda_graph_decode_factor * c_.launch_floor_us;
+    const double dense_kernels = layers * per_layer + static_cast<double>(dense_step_ops().size());
+    dense_us = std::max(0.0, dense_us - removed * dense_kernels);
+    attn_us = std::max(0.0, attn_us - removed * layers);
+  }
+  b.dense_s = dense_us * kUsToS;
+  b.attention_s = attn_us * kUsToS;
+  b.lm_head_s = std::max(0.0, c_.per_sequence_us[0] + c_.per_sequence_us[1] * seqs) * kUsToS;
+  b.gpu_overhead_s = params_.gpu_step_overhead_us * kUsToS;
+  b.overhead_s = params_.step_overhead_us * kUsToS;
+  add_step_work(model_, batch, b);
+  return b;
+}
+
+std::string FittedModel::describe() const {
+  std::ostringstream os;
+  os << "fitted(" << model_.name << ", from " << c_.source_dir << ", " << c_.gpu << ", vLLM "
+     << c_.vllm_version << ", cuda_graph_decode_factor=" << params_.cuda_graph_decode_factor
+     << ", gpu_step_overhead_us=" << params_.gpu_step_overhead_us
+     << ", step_overhead_us=" << params_.step_overhead_us << ")";
+  return os.str();
+}
+
+}  // namespace kvsim::models

@@ -1,0 +1,125 @@
+#pragma once
+// Fitted compute model: a few linear terms per component, fitted by weighted least squares
+// (Eigen, each row divided by its measured time so that relative errors are minimised) to the
+// grid points of a kernel profile bundle (models/profile_bundle.hpp). Coefficients are in
+// microseconds per unit of their feature; step times come out in seconds.
+//
+//   Let T = new tokens of the step, S = sequences, L = ModelSpec::num_layers.
+//   dense per layer (2 x layernorm, qkv, rotary, o, gate_up, act, down), with T128 and T256 the
+//   tokens rounded up to multiples of 128 and 256:
+//       a0 + a1 T + a2 max(0, T128 - K) + a3 max(0, T256 - K)
+//     a GEMM streams its weights whatever T is (the floor a0, a small slope a1 below the knee)
+//     and becomes compute-bound past the roofline ridge; there it computes whole tiles of
+//     tokens, so the profile climbs in steps at multiples of 128 and 256 tokens. K is chosen
+//     among the grid's token counts by the smallest squared relative error.
+//   dense per step (embedding + final_layernorm):  b0 + b1 T
+//   attention per layer. The profile's attention kernel (FlashAttention varlen in vLLM) runs
+//   one thread block per query block and head, each streaming its sequence's whole KV, so the
+//   kernel time is set by waves of blocks over the SMs and by the longest sequence, not by the
+//   total work alone. With a prefill in the step (n decodes with contexts summing to D, mean
+//   m = D / n; chunks of `new` tokens over `cached`):
+//       e0 + e1 sum new + e2 sum pairs + e3 sum cached + e4 n + e5 ceil(n / Wd) m
+//          + e6 sum ceil(new / Wp) (cached + new / 2) + e7 longest context + e8 n^2 m + e13 D
+//     (launch; K/V writes; causal query-key pairs new x cached + new (new + 1) / 2;
+//     cached-context reads; per-decode blocks; decode waves of Wd decodes; prefill waves of Wp
+//     new tokens; the longest sequence's stream; KV traffic beyond the L2 cache when many
+//     decodes stream at once; the decodes' KV bytes). Decode-only steps (vLLM's split-KV decode
+//     path) have their own terms:
+//       e9 + e10 n + e11 D + e12 longest context
+//     Wd and Wp are chosen among {1, 2, 4, 8} decodes and {64, 128, 256, 512} tokens by the
+//     smallest median error.
+//     The attention fit is a trimmed least absolute relative error fit: iteratively reweighted
+//     least squares (weights 1 / |relative error|), and half-way the 10 % worst points are left
+//     out. The table holds steps from kernel-tile and split choices (9.4 -> 13.0 us from 64 to
+//     128 tokens of context) and a cliff at 128 decodes of >= 2k context that no smooth model
+//     follows; a squared-error fit lets them pull every other point.
+//   lm_head + sampler per step:  c0 + c1 S
+//   CUDA graphs, gpu_overhead and overhead: as in models/profile_model.hpp (the eager
+//   per-kernel floor is stored with the coefficients).
+// Sum over the components as in ComputeModel; an empty batch takes 0.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "kvsim/models/compute_model.hpp"
+#include "kvsim/models/compute_spec.hpp"
+#include "kvsim/models/model_spec.hpp"
+#include "kvsim/models/profile_bundle.hpp"
+
+namespace kvsim::models {
+
+// Coefficients of the fitted model with their provenance (microseconds).
+struct FittedCoefficients {
+  std::string source_dir;                      // the bundle folder the fit was made from
+  std::string model;                           // meta.yaml model
+  std::string gpu;                             // meta.yaml gpu
+  std::string vllm_version;                    // meta.yaml vllm_version
+  std::string profiled_at;                     // meta.yaml profiled_at
+  std::string attribution;                     // licence and source line of the profile
+  double launch_floor_us = 0;                  // eager per-kernel floor (smallest op at 1 token)
+  double dense_knee_tokens = 0;                // K
+  double attention_decode_wave = 4;            // Wd, decodes per wave
+  double attention_prefill_wave_tokens = 512;  // Wp, new tokens per wave
+  std::vector<double> dense_layer_us;          // a0..a3
+  std::vector<double> dense_step_us;           // b0..b1
+  std::vector<double> attention_layer_us;      // e0..e13
+  std::vector<double> per_sequence_us;         // c0..c1
+};
+
+// Residuals of one component over the bundle points it was fitted to: |fit - measured| /
+// measured.
+struct ComponentResidual {
+  std::string component;  // dense_layer, dense_step, attention_layer, per_sequence
+  std::size_t points = 0;
+  double median_abs_rel_error = 0;
+  double max_abs_rel_error = 0;
+};
+
+struct FitReport {
+  FittedCoefficients coefficients;
+  std::vector<ComponentResidual> residuals;
+};
+
+// Number of coefficients of each component.
+inline constexpr std::size_t kDenseLayerTerms = 4;
+inline constexpr std::size_t kDenseStepTerms = 2;
+inline constexpr std::size_t kAttentionTerms = 14;
+inline constexpr std::size_t kPerSequenceTerms = 2;
+
+// The attention features e0..e13 of a non-empty batch (equation above).
+std::vector<double> attention_features(const BatchShape& batch, double decode_wave,
+                                       double prefill_wave_tokens);
+
+// Fits every component to the bundle's grid points. The model supplies nothing the fit needs
+// beyond validation (num_layers > 0); the coefficients are per layer or per step.
+FitReport fit_profile(const ProfileBundle& bundle, const ModelSpec& model);
+
+// The coefficients as a small YAML text (keys in a fixed order, numbers in shortest round-trip
+// form), and back. read throws InputError with file:line:col for an unknown key, a bad number,
+// a list of the wrong length or a missing key.
+std::string write_fitted_yaml(const FittedCoefficients& c);
+FittedCoefficients read_fitted_yaml(const std::string& text, const std::string& file_name);
+void save_fitted_yaml(const std::string& path, const FittedCoefficients& c);
+FittedCoefficients load_fitted_yaml(const std::string& path);
+
+// Step times from fitted coefficients; immutable after construction.
+class FittedModel final : public ComputeModel {
+ public:
+  // Throws InputError when num_layers is not positive, a coefficient list has the wrong length
+  // or a parameter lies outside its range.
+  FittedModel(FittedCoefficients coefficients, ModelSpec model, ProfileParams params = {});
+
+  StepBreakdown step_time(const BatchShape& batch) const override;
+  std::string describe() const override;
+
+  const FittedCoefficients& coefficients() const { return c_; }
+  // Per-layer attention time (us) of a batch before the CUDA-graph correction.
+  double attention_layer_us(const BatchShape& batch) const;
+
+ private:
+  FittedCoefficients c_;
+  ModelSpec model_;
+  ProfileParams params_;
+};
+
+}  // namespace kvsim::models

@@ -1,0 +1,170 @@
+#include "kvsim/models/fitted_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "kvsim/core/error.hpp"
+#include "kvsim/models/profile_bundle.hpp"
+#include "kvsim/models/profile_model.hpp"
+#include "model_shapes.hpp"
+
+namespace kvsim::models {
+namespace {
+
+const std::string kBundle =
+    std::string(KVSIM_SHARED_DATA_DIR) + "/profiles/rtx4090-llama-3.1-8b-vllm0.19";
+
+const ProfileBundle& bundle() {
+  static const ProfileBundle b = load_profile_bundle(kBundle);
+  return b;
+}
+
+const FitReport& report() {
+  static const FitReport r = fit_profile(bundle(), testing::llama_31_8b());
+  return r;
+}
+
+BatchShape decodes(int n, std::int64_t context) {
+  BatchShape b;
+  b.decode_contexts.assign(static_cast<std::size_t>(n), context);
+  return b;
+}
+
+BatchShape chunk(std::int64_t n, std::int64_t cached) {
+  BatchShape b;
+  b.prefills.push_back({n, cached});
+  return b;
+}
+
+// Each component's median absolute relative error over the bundle's grid is under 5 %, and
+// its maximum is reported (finite, at least the median).
+TEST(FittedModel, ResidualsPerComponent) {
+  const auto& r = report();
+  ASSERT_EQ(r.residuals.size(), 4u);
+  const char* names[] = {"dense_layer", "dense_step", "attention_layer", "per_sequence"};
+  for (std::size_t i = 0; i < 4; ++i) {
+    const auto& c = r.residuals[i];
+    EXPECT_EQ(c.component, names[i]);
+    EXPECT_GT(c.points, 10u);
+    EXPECT_LT(c.median_abs_rel_error, 0.05) << c.component;
+    EXPECT_GE(c.max_abs_rel_error, c.median_abs_rel_error) << c.component;
+    EXPECT_TRUE(std::isfinite(c.max_abs_rel_error)) << c.component;
+  }
+  // The attention fit saw every row of attention.csv (8,643 data rows).
+  EXPECT_EQ(r.residuals[2].points, 8643u);
+  // The knee of the dense curve lies where a 4090 turns compute-bound: between 16 and 1,024
+  // tokens (the BF16 ridge is 165.2e12 / 1.008e12 = 164 FLOP/byte, i.e. ~164 tokens, and the
+  // tables' first big step is at 272 tokens).
+  EXPECT_GE(r.coefficients.dense_knee_tokens, 16.0);
+  EXPECT_LE(r.coefficients.dense_knee_tokens, 1024.0);
+}
+
+// Write then read gives the same coefficients bit for bit and keeps the provenance.
+TEST(FittedModel, YamlRoundTripWithProvenance) {
+  const auto& c = report().coefficients;
+  const std::string text = write_fitted_yaml(c);
+  EXPECT_NE(text.find("vllm_version: \"0.19.0\""), std::string::npos) << text;
+  EXPECT_NE(text.find("gpu: \"NVIDIA GeForce RTX 4090\""), std::string::npos);
+  EXPECT_NE(text.find("profiled_at: \"2026-08-17T19:43:32+00:00\""), std::string::npos);
+  EXPECT_NE(text.find("MIT licence"), std::string::npos);
+  EXPECT_NE(text.find("LLMServingSim"), std::string::npos);
+  EXPECT_NE(text.find(kBundle), std::string::npos);
+
+  const auto back = read_fitted_yaml(text, "fit.yaml");
+  EXPECT_EQ(back.source_dir, c.source_dir);
+  EXPECT_EQ(back.model, c.model);
+  EXPECT_EQ(back.gpu, c.gpu);
+  EXPECT_EQ(back.vllm_version, c.vllm_version);
+  EXPECT_EQ(back.profiled_at, c.profiled_at);
+  EXPECT_EQ(back.attribution, c.attribution);
+  EXPECT_EQ(back.launch_floor_us, c.launch_floor_us);
+  EXPECT_EQ(back.dense_knee_tokens, c.dense_knee_tokens);
+  EXPECT_EQ(back.dense_layer_us, c.dense_layer_us);
+  EXPECT_EQ(back.dense_step_us, c.dense_step_us);
+  EXPECT_EQ(back.attention_layer_us, c.attention_layer_us);
+  EXPECT_EQ(back.per_sequence_us, c.per_sequence_us);
+
+  const std::string path = ::testing::TempDir() + "/kvsim_fit.yaml";
+  save_fitted_yaml(path, c);
+  EXPECT_EQ(load_fitted_yaml(path).attention_layer_us, c.attention_layer_us);
+}
+
+TEST(FittedModel, YamlErrorsNameLineAndColumn) {
+  const std::string good = write_fitted_yaml(report().coefficients);
+  // The unknown key goes on the line after the last one written.
+  const auto next_line = std::count(good.begin(), good.end(), '\n') + 1;
+  try {
+    read_fitted_yaml(good + "colour: blue\n", "fit.yaml");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("fit.yaml:" + std::to_string(next_line) +
+                                         ":1: error: unknown key 'colour'"),
+              std::string::npos)
+        << e.what();
+  }
+  const std::string short_list = "per_sequence_us: [1, 2, 3]\n";
+  try {
+    read_fitted_yaml(short_list, "fit.yaml");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("fit.yaml:1:18: error: expected 2 numbers, got 3"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(read_fitted_yaml("launch_floor_us: 1.5\n", "fit.yaml"), InputError);  // missing keys
+}
+
+// The attention features of two chunks and two decodes, by hand, with Wd = 4 and Wp = 64:
+// launch 1, new 100 + 50, pairs 100 x 20 + 100 x 101 / 2 + 50 x 51 / 2 = 2000 + 5050 + 1275,
+// cached 20, 2 decodes, ceil(2 / 4) x mean 400, ceil(100 / 64) x (20 + 50) + ceil(50 / 64) x
+// (0 + 25) = 140 + 25, longest 500 (a decode; the chunks reach 120 and 50), 2^2 x 400,
+// contexts 800.
+TEST(FittedModel, AttentionFeaturesByHand) {
+  BatchShape b;
+  b.prefills = {{100, 20}, {50, 0}};
+  b.decode_contexts = {300, 500};
+  const std::vector<double> expected = {1, 150, 8325, 20, 2, 400, 165, 500, 1600, 0, 0, 0, 0, 800};
+  EXPECT_EQ(attention_features(b, 4, 64), expected);
+  // Decode only: three decodes at 100 and one at 700: 1, 4, 1000, 700 in e9..e12.
+  BatchShape d;
+  d.decode_contexts = {100, 100, 100, 700};
+  const std::vector<double> expected_decode = {0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 4, 1000, 700, 0};
+  EXPECT_EQ(attention_features(d, 4, 64), expected_decode);
+}
+
+// The fitted model stays close to the profile model on batches it was fitted to, and a
+// single request decodes at 55-62 tok/s like the profile.
+TEST(FittedModel, AgreesWithProfileModel) {
+  const FittedModel fit(report().coefficients, testing::llama_31_8b());
+  const ProfileModel prof(bundle(), testing::llama_31_8b());
+  for (const auto& b :
+       {chunk(2048, 0), chunk(512, 4096), decodes(32, 2048), decodes(1, 1024), decodes(128, 512)}) {
+    const double f = fit.step_time(b).total_s();
+    const double p = prof.step_time(b).total_s();
+    EXPECT_NEAR(f / p, 1.0, 0.05) << b.num_tokens();
+  }
+  const auto s = fit.step_time(decodes(1, 1024));
+  EXPECT_GE(1.0 / s.total_s(), 55.0);
+  EXPECT_LE(1.0 / s.total_s(), 62.0);
+  EXPECT_GE(1.0 / (s.total_s() - s.overhead_s), 55.0);
+  EXPECT_LE(1.0 / (s.total_s() - s.overhead_s), 62.0);
+  EXPECT_EQ(fit.step_time(BatchShape{}).total_s(), 0.0);
+}
+
+TEST(FittedModel, RejectsBadInput) {
+  FittedCoefficients c = report().coefficients;
+  c.attention_layer_us.pop_back();
+  EXPECT_THROW(FittedModel(c, testing::llama_31_8b()), InputError);
+  ProfileParams p;
+  p.cuda_graph_decode_factor = 1.5;
+  EXPECT_THROW(FittedModel(report().coefficients, testing::llama_31_8b(), p), InputError);
+  ModelSpec m = testing::llama_31_8b();
+  m.num_layers = 0;
+  EXPECT_THROW(fit_profile(bundle(), m), InputError);
+}
+
+}  // namespace
+}  // namespace kvsim::models
