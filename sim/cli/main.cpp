@@ -17,6 +17,8 @@
 
 #include "kvsim/core/error.hpp"
 #include "kvsim/io/comparison.hpp"
+#include "kvsim/models/fitted_model.hpp"
+#include "kvsim/models/profile_bundle.hpp"
 #include "kvsim/io/sinks.hpp"
 #include "kvsim/io/summary.hpp"
 #include "kvsim/scenario/catalog.hpp"
@@ -263,6 +265,40 @@ int cmd_compare(const CompareOptions& co, const CommonOptions& common) {
   return 0;
 }
 
+struct CalibrateOptions {
+  std::string profile;
+  std::string out;
+  std::string model = "llama-3.1-8b";
+};
+
+// Fits the compact step-time model to a profile bundle, prints the residuals and writes the
+// coefficients with their provenance.
+int cmd_calibrate(const CalibrateOptions& o, const CommonOptions& common) {
+  const std::string dir = common.catalog_dir.empty() ? kvsim::scenario::find_catalog_dir("") : common.catalog_dir;
+  const auto cat = kvsim::scenario::load_catalog(dir);
+  auto it = cat.models.find(o.model);
+  if (it == cat.models.end()) throw InputError("", 0, 0, "--model: no model '" + o.model + "' in the catalog");
+  const auto bundle = kvsim::models::load_profile_bundle(o.profile);
+  const auto report = kvsim::models::fit_profile(bundle, it->second);
+  std::cout << "Fitted " << o.profile << " (" << bundle.meta.gpu << ", " << bundle.meta.model << ", vLLM "
+            << bundle.meta.vllm_version << ", profiled " << bundle.meta.profiled_at << ")\n";
+  std::cout << std::left << std::setw(18) << "component" << std::right << std::setw(8) << "points" << std::setw(16)
+            << "median |error|" << std::setw(14) << "max |error|" << '\n';
+  for (const auto& r : report.residuals) {
+    std::cout << std::left << std::setw(18) << r.component << std::right << std::setw(8) << r.points
+              << std::setw(15) << std::fixed << std::setprecision(2) << 100.0 * r.median_abs_rel_error << "%"
+              << std::setw(13) << 100.0 * r.max_abs_rel_error << "%\n";
+  }
+  std::cout.unsetf(std::ios::floatfield);
+  if (!o.out.empty()) {
+    AtomicFile f(o.out);
+    f.stream() << kvsim::models::write_fitted_yaml(report.coefficients);
+    f.commit();
+    std::cout << "wrote " << o.out << '\n';
+  }
+  return 0;
+}
+
 std::string human(double v, const char* unit, double scale) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(1) << v / scale << ' ' << unit;
@@ -361,6 +397,16 @@ int main(int argc, char** argv) {
   check->add_option("scenario", check_path, "Scenario YAML file")->required()->type_name("FILE");
   add_common(check, common);
 
+  CalibrateOptions cal;
+  auto* calibrate = app.add_subcommand(
+      "calibrate", "Fit the step-time model to a measured profile bundle and write its coefficients");
+  calibrate->add_option("--profile", cal.profile, "Profile bundle folder (dense.csv, attention.csv, ...)")
+      ->required()
+      ->type_name("DIR");
+  calibrate->add_option("--out", cal.out, "Write the fitted coefficients (YAML) to FILE")->type_name("FILE");
+  calibrate->add_option("--model", cal.model, "Catalog model the profile was measured on")->type_name("NAME");
+  calibrate->add_option("--catalog", common.catalog_dir, "Catalog folder")->type_name("DIR");
+
   auto* catalog = app.add_subcommand("catalog", "List the catalog's GPUs, models, drives and storage nodes");
   catalog->add_option("--catalog", common.catalog_dir, "Catalog folder")->type_name("DIR");
 
@@ -376,6 +422,7 @@ int main(int argc, char** argv) {
     if (*run) return cmd_run(ro, common);
     if (*check) return cmd_check(check_path, common);
     if (*compare) return cmd_compare(cmp, common);
+    if (*calibrate) return cmd_calibrate(cal, common);
     if (*catalog) return cmd_catalog(common);
   } catch (const InputError& e) {
     std::cerr << e.what() << '\n';

@@ -14,7 +14,10 @@
 #include "kvsim/hw/flow_network.hpp"
 #include "kvsim/hw/storage.hpp"
 #include "kvsim/hw/topology.hpp"
+#include "kvsim/models/fitted_model.hpp"
 #include "kvsim/models/memory.hpp"
+#include "kvsim/models/profile_bundle.hpp"
+#include "kvsim/models/profile_model.hpp"
 #include "kvsim/models/roofline.hpp"
 #include "kvsim/version.hpp"
 #include "kvsim/workload/make_driver.hpp"
@@ -43,6 +46,27 @@ models::DeviceFigures device_figures(const hw::GpuSpec& gpu, const models::Model
   const bool fp8 = model.dtype == models::DType::kFp8 && gpu.fp8_dense.value > 0;
   d.tensor_flops = fp8 ? gpu.fp8_dense : gpu.bf16_dense;
   return d;
+}
+
+// Paths in a scenario are relative to the scenario file's folder.
+std::string scenario_relative(const Scenario& sc, const std::string& path) {
+  namespace fs = std::filesystem;
+  if (path.empty() || fs::path(path).is_absolute() || sc.source_file.empty()) return path;
+  return (fs::path(sc.source_file).parent_path() / path).string();
+}
+
+std::unique_ptr<models::ComputeModel> make_compute_model(const Scenario& sc) {
+  const auto& gpu = sc.hardware.servers.front().gpu;
+  const auto& c = sc.compute;
+  if (c.kind == "profile") {
+    const auto bundle = models::load_profile_bundle(scenario_relative(sc, c.profile.bundle_dir));
+    return std::make_unique<models::ProfileModel>(bundle, sc.model, c.profile);
+  }
+  if (c.kind == "fitted") {
+    auto coefficients = models::load_fitted_yaml(scenario_relative(sc, c.profile.fitted_path));
+    return std::make_unique<models::FittedModel>(std::move(coefficients), sc.model, c.profile);
+  }
+  return std::make_unique<models::RooflineModel>(sc.model, device_figures(gpu, sc.model), c.roofline);
 }
 
 }  // namespace
@@ -169,7 +193,7 @@ Simulation::Impl::Impl(const Scenario& s) : scenario(s) {
     throw InputError(Diagnostic{sc.source_file, 0, 0, "engine.max_model_len", os.str()});
   }
 
-  compute = std::make_unique<models::RooflineModel>(sc.model, device_figures(gpu, sc.model), sc.compute.roofline);
+  compute = make_compute_model(sc);
   for (const auto& server : sc.hardware.servers) {
     for (int c = 0; c < server.count; ++c) {
       for (int g = 0; g < server.gpus_per_server; ++g) {

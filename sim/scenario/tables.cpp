@@ -306,11 +306,53 @@ StructTable make_roofline_table() {
       .build();
 }
 
+StructTable make_profile_params_table() {
+  using models::ProfileParams;
+  return TableBuilder<ProfileParams>(
+             "ProfileParams",
+             "Measured-profile compute models: the kernel tables of a profile bundle (kind "
+             "profile) or coefficients fitted to one by `kvsim calibrate` (kind fitted), and how "
+             "the served engine differs from the eager-mode profile.")
+      .string("bundle_dir", &ProfileParams::bundle_dir,
+              "Profile bundle folder (dense.csv, attention.csv, per_sequence.csv, meta.yaml), "
+              "relative to the scenario file; kind profile.")
+      .string("fitted_path", &ProfileParams::fitted_path,
+              "Fitted coefficients YAML written by `kvsim calibrate`, relative to the scenario "
+              "file; kind fitted.")
+      .real("cuda_graph_decode_factor", &ProfileParams::cuda_graph_decode_factor,
+            "Fraction of the eager per-kernel launch floor that CUDA graphs remove from pure "
+            "decode steps.",
+            Range::closed(0, 1))
+      .real("gpu_step_overhead_us", &ProfileParams::gpu_step_overhead_us,
+            "GPU-side time per step outside the kernels, in microseconds.", Range::at_least(0))
+      .real("step_overhead_us", &ProfileParams::step_overhead_us,
+            "Host-side time per step (hidden by async scheduling), in microseconds.",
+            Range::at_least(0))
+      .boolean("skew_blend", &ProfileParams::skew_blend,
+               "Time decode batches with unequal contexts between their mean and maximum "
+               "context, by the profile's skew fit.")
+      .build();
+}
+
 StructTable make_compute_table() {
   using models::ComputeSpec;
   return TableBuilder<ComputeSpec>("ComputeSpec", "How long one engine step takes.")
-      .choice("kind", &ComputeSpec::kind, {"roofline"}, "Compute model.")
+      .choice("kind", &ComputeSpec::kind, {"roofline", "profile", "fitted"},
+              "roofline: from the GPU's and model's figures; profile: interpolated measured "
+              "kernel tables; fitted: a compact model fitted to them (docs/calibration.md).")
       .nested("roofline", &ComputeSpec::roofline, roofline_table(), "Roofline parameters.")
+      .nested("profile", &ComputeSpec::profile, profile_params_table(),
+              "Profile and fitted model parameters.")
+      .check([](ComputeSpec& c, const KeyGiven&, std::vector<FieldIssue>& issues) {
+        if (c.kind == "profile" && c.profile.bundle_dir.empty()) {
+          issue(issues, "compute.profile.bundle_dir", ProblemClass::kMissingRequired,
+                "kind profile needs a profile bundle folder");
+        }
+        if (c.kind == "fitted" && c.profile.fitted_path.empty()) {
+          issue(issues, "compute.profile.fitted_path", ProblemClass::kMissingRequired,
+                "kind fitted needs the YAML written by `kvsim calibrate`");
+        }
+      })
       .build();
 }
 
@@ -757,6 +799,10 @@ const StructTable& engine_table() {
 }
 const StructTable& roofline_table() {
   static const StructTable t = make_roofline_table();
+  return t;
+}
+const StructTable& profile_params_table() {
+  static const StructTable t = make_profile_params_table();
   return t;
 }
 const StructTable& compute_table() {

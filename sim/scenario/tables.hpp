@@ -13,6 +13,7 @@ const StructTable& output_table();
 // hardware:, hardware.servers[], hardware.servers[].gpu (preset: gpus.yaml), .gpu.host_link
 const StructTable& hardware_table();
 const StructTable& kv_tier_table();
+const StructTable& profile_params_table();
 const StructTable& routing_table();
 const StructTable& nvme_drive_table();
 const StructTable& storage_node_table();
