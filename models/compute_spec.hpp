@@ -4,29 +4,27 @@
 
 namespace kvsim::models {
 
-// Efficiencies of the roofline model (models/roofline.hpp states the equations). The defaults
-// are calibrated for Llama-3.1-8B BF16 on an RTX 4090 (165.2 TFLOP/s, 1,008 GB/s); the reasons
-// are in docs/models.md ("Default efficiencies"):
-//  - memory 0.9: clpeak reads 866-921 GB/s on a 4090 (86-91 % of 1,008, docs/sources.md A2) and
-//    the measured vLLM 0.19 kernel profile streams the 8B weights at 917 GB/s (dense.csv, 1 token).
-//  - step overheads 300 + 1,000 us: at 0.9 the kernels of a batch-1 decode take 16.6 ms
-//    (60 tok/s); published single-request decode is ~55-57 tok/s (docs/sources.md A3), i.e.
-//    ~17.5-18 ms per step, so ~1.3 ms per step is time outside the kernels. We split it into
-//    a GPU-side part (CUDA graph launch, end-of-step synchronisation, sampled tokens copied to
-//    the host: 300 us, an assumption) that async scheduling cannot hide, and a host-side part
-//    (scheduling, input preparation, output processing: 1,000 us) that it hides while the
-//    GPU is busy. Synchronous: 17.9 ms (56 tok/s); async: 16.9 ms (59 tok/s).
-//  - gemm 0.6: prefill of short prompts at 55-65 % MFU, ~5.5-7k tok/s (docs/sources.md A3); the
-//    kernel profile alone reaches ~0.95 for 2,048-token GEMMs, so this default is conservative.
-//  - attention 0.6: the profile's attention kernel for a 2,048-token causal chunk takes 336 us
-//    per layer, 102 TFLOP/s = 62 % of 165.2 (attention.csv).
+// Efficiencies of the roofline model (models/roofline.hpp states the equations), anchored on the
+// RTX 4090: each is the value that makes the roofline's bound equal the kernel time of the model
+// fitted to measured 4090 kernel latencies of Llama-3.1-8B under vLLM 0.19.0
+// (models/profiles/rtx4090-llama-3.1-8b-vllm0.19.yaml; tests/models/anchor_test.cpp recomputes
+// them): memory 0.89 (batch-1 decode streams the weights at ~900 GB/s of 1,008), GEMM 0.95
+// (a 2,048-token prefill's dense layers at ~157 of 165.2 TFLOP/s), attention 0.76 (a 2,048-token
+// chunk after 8,192 cached tokens). GPUs without a profile of their own use these, which assumes
+// their kernels reach the same fractions of peak as the 4090's. Overheads:
+//  - step overheads 300 + 1,000 us: published single-request decode is ~55-57 tok/s
+//    (docs/sources.md A3), ~17.5-18 ms per step against ~16.6 ms of kernels, so ~1.3 ms per step
+//    is time outside the kernels. We split it into a GPU-side part (CUDA graph launch,
+//    end-of-step synchronisation, sampled tokens copied to the host: 300 us, an assumption) that
+//    async scheduling cannot hide, and a host-side part (scheduling, input preparation, output
+//    processing: 1,000 us) that it hides while the GPU is busy.
 //  - per sequence 1 us: the profile's sampler grows from 25 us (1 sequence) to 311 us (256),
 //    ~1.1 us per sequence (per_sequence.csv).
 // The kernel profile: LLMServingSim (github.com/casys-kaist/LLMServingSim, MIT licence),
 // profiler/perf/RTX4090/meta-llama/Llama-3.1-8B/bf16, vLLM 0.19.0.
 struct RooflineParams {
-  double gemm_efficiency = 0.6;       // fraction of dense tensor peak reached by GEMMs
-  double attention_efficiency = 0.6;  // fraction of tensor peak reached by attention math
+  double gemm_efficiency = 0.95;      // fraction of dense tensor peak reached by GEMMs
+  double attention_efficiency = 0.76;  // fraction of tensor peak reached by attention math
   double memory_efficiency = 0.9;  // fraction of peak memory bandwidth reached by streaming reads
   double gpu_step_overhead_us = 300;  // GPU-side time per step outside the kernels
   double step_overhead_us = 1000;  // host-side time per engine step (hidden by async scheduling)

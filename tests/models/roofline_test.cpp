@@ -44,17 +44,21 @@ TEST(Roofline, Batch1DecodeOn4090) {
   EXPECT_LE(tok_s, 60.0);
 }
 
-// Prefill of a short prompt: 2,048 new tokens in one chunk at 55-65 % MFU, ~5.5-7k tok/s
-// (docs/sources.md A3).
+// Prefill of a 2,048-token chunk: the measured 4090 kernel profile (dense.csv, vLLM 0.19.0)
+// takes 181.1 ms for the step's dense ops (32 layers x 5,659 us at 2,048 tokens, plus embedding
+// and final norm); the roofline's dense time is within 5 % of it. With attention and overheads
+// the step runs at ~10k tok/s, 85-95 % of the 165.2 TFLOP/s peak. (The older estimate of
+// docs/sources.md A3, 5.5-7k tok/s at an assumed 55-65 % MFU, is below what the kernels measure.)
 TEST(Roofline, PrefillChunkOn4090) {
   const auto m = llama8b_on_4090();
   const auto s = m.step_time(one_chunk(2048, 0));
+  EXPECT_NEAR(s.dense_s, 0.1811, 0.05 * 0.1811);
   const double tok_s = 2048.0 / s.total_s();
-  EXPECT_GE(tok_s, 5500.0);
-  EXPECT_LE(tok_s, 7000.0);
+  EXPECT_GE(tok_s, 9500.0);
+  EXPECT_LE(tok_s, 11500.0);
   const double mfu = s.flops / s.total_s() / 165.2e12;
-  EXPECT_GE(mfu, 0.55);
-  EXPECT_LE(mfu, 0.65);
+  EXPECT_GE(mfu, 0.85);
+  EXPECT_LE(mfu, 0.95);
 }
 
 // docs/sources.md A3: batch 32 at 2k context reads 16.06 GB of weights plus 32 x 2,048 x 128 KiB
@@ -106,7 +110,7 @@ TEST(Roofline, ChunkFlopsAndBytesByHand) {
 TEST(Roofline, EachPartIsItsRoofline) {
   const auto m = llama8b_on_4090();
   const auto prefill = m.step_time(one_chunk(2048, 0));
-  EXPECT_DOUBLE_EQ(prefill.dense_s, 2.0 * 6'979'588'096.0 * 2048 / (165.2e12 * 0.6));
+  EXPECT_DOUBLE_EQ(prefill.dense_s, 2.0 * 6'979'588'096.0 * 2048 / (165.2e12 * 0.95));
   const auto decode = m.step_time(decodes(1, 100));
   EXPECT_DOUBLE_EQ(decode.dense_s, 6'979'588'096.0 * 2 / (1008e9 * 0.9));
   EXPECT_DOUBLE_EQ(decode.lm_head_s, 525'336'576.0 * 2 / (1008e9 * 0.9));
