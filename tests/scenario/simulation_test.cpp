@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "kvsim/core/error.hpp"
@@ -151,6 +152,39 @@ TEST(Simulation, RequestsRefusedAtArrivalEndTheirConversations) {
   const RunResult r = sim.run();
   EXPECT_TRUE(r.requests.empty());
   EXPECT_EQ(r.info.failed_requests, 1);
+}
+
+}  // namespace
+}  // namespace kvsim::scenario
+
+namespace kvsim::scenario {
+namespace {
+
+// The three compute models on the example: the measured RTX 4090 profile's tables, the model
+// fitted to them (shipped) and the roofline anchored on that fit all come from the same kernel
+// measurements, so their mean TTFT and TPOT agree within 10 %.
+TEST(Simulation, ComputeModelsAgreeOnTheExample) {
+  const std::string bundle = std::string(KVSIM_SHARED_DATA_DIR) + "/profiles/rtx4090-llama-3.1-8b-vllm0.19";
+  auto means = [](const RunResult& r) {
+    double ttft = 0, tpot = 0;
+    for (const auto& q : r.requests) {
+      ttft += q.ttft_ms;
+      tpot += q.tpot_ms;
+    }
+    const auto n = static_cast<double>(r.requests.size());
+    return std::pair<double, double>{ttft / n, tpot / n};
+  };
+  Simulation fitted(load_scenario(kExample, options()));
+  const auto f = means(fitted.run());
+  Simulation roofline(load_scenario(kExample, options({{"compute.kind", "roofline"}})));
+  const auto r = means(roofline.run());
+  EXPECT_NEAR(r.first, f.first, 0.1 * f.first);
+  EXPECT_NEAR(r.second, f.second, 0.1 * f.second);
+  if (!std::filesystem::exists(bundle + "/dense.csv")) GTEST_SKIP() << "no profile bundle at " << bundle;
+  Simulation profile(load_scenario(kExample, options({{"compute.kind", "profile"}, {"compute.profile.bundle_dir", bundle}})));
+  const auto p = means(profile.run());
+  EXPECT_NEAR(p.first, f.first, 0.1 * f.first);
+  EXPECT_NEAR(p.second, f.second, 0.1 * f.second);
 }
 
 }  // namespace
