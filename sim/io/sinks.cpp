@@ -145,33 +145,18 @@ std::vector<std::pair<std::string, double>> metric_entries(const Describe& d) {
   return out;
 }
 
-std::string scalar_json(const Field& f) {
+// A scalar field as text: strings through `quote`, numbers through `number` (the JSON and CSV
+// spellings differ only there).
+std::string scalar_text(const Field& f, std::string (*quote)(std::string_view), std::string (*number)(double)) {
   switch (f.kind) {
     case Field::Kind::kString:
-      return json_quote(f.text);
+      return quote(f.text);
     case Field::Kind::kInt:
       return std::to_string(f.i);
     case Field::Kind::kUInt:
       return std::to_string(f.u);
     case Field::Kind::kNumber:
-      return json_number(f.d);
-    case Field::Kind::kMetric:
-      break;
-  }
-  KVSIM_ASSERT(false, "metric field has no scalar form");
-  return {};
-}
-
-std::string scalar_csv(const Field& f) {
-  switch (f.kind) {
-    case Field::Kind::kString:
-      return csv_field(f.text);
-    case Field::Kind::kInt:
-      return std::to_string(f.i);
-    case Field::Kind::kUInt:
-      return std::to_string(f.u);
-    case Field::Kind::kNumber:
-      return csv_number(f.d);
+      return number(f.d);
     case Field::Kind::kMetric:
       break;
   }
@@ -324,7 +309,7 @@ void write_summary_json(std::ostream& os, const Summary& s, const RunInfo& info)
       }
       os << '}';
     } else {
-      os << scalar_json(f);
+      os << scalar_text(f, json_quote, json_number);
     }
     os << (i + 1 < fields.size() ? ",\n" : "\n");
   }
@@ -345,7 +330,7 @@ void write_summary_csv(std::ostream& os, const Summary& s, const RunInfo& info) 
   };
   for (const Field& f : fields) {
     if (f.kind != Field::Kind::kMetric) {
-      add(f.key, scalar_csv(f));
+      add(f.key, scalar_text(f, csv_field, csv_number));
       continue;
     }
     add(f.key + "_count", std::to_string(f.metric->count));
