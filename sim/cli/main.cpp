@@ -25,6 +25,8 @@
 #include "kvsim/scenario/scenario.hpp"
 #include "kvsim/scenario/simulation.hpp"
 #include "kvsim/version.hpp"
+#include "kvsim/workload/cache_curve.hpp"
+#include "kvsim/workload/mooncake_trace.hpp"
 
 namespace {
 
@@ -299,6 +301,65 @@ int cmd_calibrate(const CalibrateOptions& o, const CommonOptions& common) {
   return 0;
 }
 
+struct CurveOptions {
+  std::string trace;
+  std::vector<std::int64_t> capacities{1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000, 256000};
+  int block_tokens = 512;
+  std::string model = "llama-3.1-8b";
+  std::string format = "table";
+};
+
+// Timing-free LRU prefix-cache hit rate against capacity for a trace (Mattson stack distances).
+int cmd_cache_curve(const CurveOptions& o, const CommonOptions& common) {
+  const std::string dir = common.catalog_dir.empty() ? kvsim::scenario::find_catalog_dir("") : common.catalog_dir;
+  const auto cat = kvsim::scenario::load_catalog(dir);
+  auto it = cat.models.find(o.model);
+  if (it == cat.models.end()) throw InputError("", 0, 0, "--model: no model '" + o.model + "' in the catalog");
+  const double bytes_per_token = it->second.kv_bytes_per_token().as_double();
+  const auto trace = kvsim::workload::read_mooncake_trace(o.trace, o.block_tokens);
+  const auto curve = kvsim::workload::lru_cache_curve(trace, o.block_tokens, o.capacities);
+  std::ostringstream out;
+  out << std::fixed;
+  if (o.format == "csv") {
+    out << "capacity_blocks,capacity_tokens,capacity_bytes,token_hit_rate,request_hit_rate\n";
+    for (const auto& p : curve.points) {
+      const double tokens = static_cast<double>(p.capacity_blocks) * o.block_tokens;
+      out << p.capacity_blocks << ',' << std::setprecision(0) << tokens << ',' << tokens * bytes_per_token << ','
+          << std::setprecision(6) << p.token_hit_rate << ',' << p.request_hit_rate << '\n';
+    }
+  } else if (o.format == "json") {
+    out << "{\"requests\": " << curve.requests << ", \"prompt_tokens\": " << curve.prompt_tokens
+        << ", \"distinct_blocks\": " << curve.distinct_blocks << ", \"block_tokens\": " << o.block_tokens
+        << ", \"infinite_token_hit_rate\": " << std::setprecision(6) << curve.infinite_token_hit_rate
+        << ", \"points\": [";
+    for (std::size_t i = 0; i < curve.points.size(); ++i) {
+      const auto& p = curve.points[i];
+      const double tokens = static_cast<double>(p.capacity_blocks) * o.block_tokens;
+      out << (i ? ", " : "") << "{\"capacity_blocks\": " << p.capacity_blocks << ", \"capacity_tokens\": "
+          << std::setprecision(0) << tokens << ", \"capacity_bytes\": " << tokens * bytes_per_token
+          << ", \"token_hit_rate\": " << std::setprecision(6) << p.token_hit_rate
+          << ", \"request_hit_rate\": " << p.request_hit_rate << "}";
+    }
+    out << "]}\n";
+  } else {
+    out << "LRU prefix-cache hit rate of " << o.trace << ": " << curve.requests << " requests, "
+        << curve.prompt_tokens << " prompt tokens, " << curve.distinct_blocks << " distinct blocks of "
+        << o.block_tokens << " tokens; KV of " << o.model << "\n";
+    out << std::setw(12) << "blocks" << std::setw(14) << "tokens" << std::setw(12) << "GiB" << std::setw(12)
+        << "token hit" << std::setw(14) << "request hit" << '\n';
+    for (const auto& p : curve.points) {
+      const double tokens = static_cast<double>(p.capacity_blocks) * o.block_tokens;
+      out << std::setw(12) << p.capacity_blocks << std::setw(14) << std::setprecision(0) << tokens << std::setw(12)
+          << std::setprecision(1) << tokens * bytes_per_token / 1073741824.0 << std::setw(11)
+          << std::setprecision(1) << 100.0 * p.token_hit_rate << " %" << std::setw(12) << 100.0 * p.request_hit_rate
+          << " %\n";
+    }
+    out << std::setprecision(1) << "unlimited cache: " << 100.0 * curve.infinite_token_hit_rate << " % of tokens\n";
+  }
+  std::cout << out.str();
+  return 0;
+}
+
 std::string human(double v, const char* unit, double scale) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(1) << v / scale << ' ' << unit;
@@ -407,6 +468,21 @@ int main(int argc, char** argv) {
   calibrate->add_option("--model", cal.model, "Catalog model the profile was measured on")->type_name("NAME");
   calibrate->add_option("--catalog", common.catalog_dir, "Catalog folder")->type_name("DIR");
 
+  CurveOptions curve;
+  auto* cache_curve = app.add_subcommand(
+      "cache-curve", "Timing-free LRU prefix-cache hit rate against cache capacity for a Mooncake trace");
+  cache_curve->add_option("trace", curve.trace, "Mooncake-format JSONL trace")->required()->type_name("FILE");
+  cache_curve->add_option("--capacities", curve.capacities, "Capacities in hash blocks")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber)
+      ->type_name("N,N,...");
+  cache_curve->add_option("--block-tokens", curve.block_tokens, "Tokens per trace hash block")
+      ->check(CLI::Range(1, 1 << 20));
+  cache_curve->add_option("--model", curve.model, "Catalog model whose KV bytes size the capacities")
+      ->type_name("NAME");
+  cache_curve->add_option("--format", curve.format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}));
+  cache_curve->add_option("--catalog", common.catalog_dir, "Catalog folder")->type_name("DIR");
+
   auto* catalog = app.add_subcommand("catalog", "List the catalog's GPUs, models, drives and storage nodes");
   catalog->add_option("--catalog", common.catalog_dir, "Catalog folder")->type_name("DIR");
 
@@ -423,6 +499,7 @@ int main(int argc, char** argv) {
     if (*check) return cmd_check(check_path, common);
     if (*compare) return cmd_compare(cmp, common);
     if (*calibrate) return cmd_calibrate(cal, common);
+    if (*cache_curve) return cmd_cache_curve(curve, common);
     if (*catalog) return cmd_catalog(common);
   } catch (const InputError& e) {
     std::cerr << e.what() << '\n';
