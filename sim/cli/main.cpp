@@ -267,6 +267,17 @@ int cmd_compare(const CompareOptions& co, const CommonOptions& common) {
   return 0;
 }
 
+// The catalog named by --catalog, or the one found next to the working folder or built in.
+kvsim::scenario::Catalog load_catalog(const CommonOptions& o) {
+  return kvsim::scenario::load_catalog(o.catalog_dir.empty() ? kvsim::scenario::find_catalog_dir("") : o.catalog_dir);
+}
+
+kvsim::models::ModelSpec catalog_model(const kvsim::scenario::Catalog& cat, const std::string& name) {
+  auto it = cat.models.find(name);
+  if (it == cat.models.end()) throw InputError("", 0, 0, "--model: no model '" + name + "' in the catalog");
+  return it->second;
+}
+
 struct CalibrateOptions {
   std::string profile;
   std::string out;
@@ -276,12 +287,9 @@ struct CalibrateOptions {
 // Fits the compact step-time model to a profile bundle, prints the residuals and writes the
 // coefficients with their provenance.
 int cmd_calibrate(const CalibrateOptions& o, const CommonOptions& common) {
-  const std::string dir = common.catalog_dir.empty() ? kvsim::scenario::find_catalog_dir("") : common.catalog_dir;
-  const auto cat = kvsim::scenario::load_catalog(dir);
-  auto it = cat.models.find(o.model);
-  if (it == cat.models.end()) throw InputError("", 0, 0, "--model: no model '" + o.model + "' in the catalog");
+  const auto model = catalog_model(load_catalog(common), o.model);
   const auto bundle = kvsim::models::load_profile_bundle(o.profile);
-  const auto report = kvsim::models::fit_profile(bundle, it->second);
+  const auto report = kvsim::models::fit_profile(bundle, model);
   std::cout << "Fitted " << o.profile << " (" << bundle.meta.gpu << ", " << bundle.meta.model << ", vLLM "
             << bundle.meta.vllm_version << ", profiled " << bundle.meta.profiled_at << ")\n";
   std::cout << std::left << std::setw(18) << "component" << std::right << std::setw(8) << "points" << std::setw(16)
@@ -311,11 +319,8 @@ struct CurveOptions {
 
 // Timing-free LRU prefix-cache hit rate against capacity for a trace (Mattson stack distances).
 int cmd_cache_curve(const CurveOptions& o, const CommonOptions& common) {
-  const std::string dir = common.catalog_dir.empty() ? kvsim::scenario::find_catalog_dir("") : common.catalog_dir;
-  const auto cat = kvsim::scenario::load_catalog(dir);
-  auto it = cat.models.find(o.model);
-  if (it == cat.models.end()) throw InputError("", 0, 0, "--model: no model '" + o.model + "' in the catalog");
-  const double bytes_per_token = it->second.kv_bytes_per_token().as_double();
+  const auto model = catalog_model(load_catalog(common), o.model);
+  const double bytes_per_token = model.kv_bytes_per_token().as_double();
   const auto trace = kvsim::workload::read_mooncake_trace(o.trace, o.block_tokens);
   const auto curve = kvsim::workload::lru_cache_curve(trace, o.block_tokens, o.capacities);
   std::ostringstream out;
@@ -367,8 +372,7 @@ std::string human(double v, const char* unit, double scale) {
 }
 
 int cmd_catalog(const CommonOptions& co) {
-  const std::string dir = co.catalog_dir.empty() ? kvsim::scenario::find_catalog_dir("") : co.catalog_dir;
-  const auto cat = kvsim::scenario::load_catalog(dir);
+  const auto cat = load_catalog(co);
   std::cout << "GPUs (" << cat.dir << "/gpus.yaml)\n";
   std::cout << std::left << std::setw(16) << "name" << std::right << std::setw(12) << "memory" << std::setw(14)
             << "mem BW" << std::setw(14) << "BF16 dense" << std::setw(14) << "FP8 dense" << std::setw(10)

@@ -48,11 +48,16 @@ models::DeviceFigures device_figures(const hw::GpuSpec& gpu, const models::Model
   return d;
 }
 
-// Paths in a scenario are relative to the scenario file's folder.
+// Paths in a scenario are relative to the scenario file's folder ("." for a scenario not read
+// from a file).
+std::string scenario_dir(const Scenario& sc) {
+  const std::string dir =
+      sc.source_file.empty() ? std::string() : std::filesystem::path(sc.source_file).parent_path().string();
+  return dir.empty() ? std::string(".") : dir;
+}
+
 std::string scenario_relative(const Scenario& sc, const std::string& path) {
-  namespace fs = std::filesystem;
-  if (path.empty() || fs::path(path).is_absolute() || sc.source_file.empty()) return path;
-  return (fs::path(sc.source_file).parent_path() / path).string();
+  return workload::resolve_path(path, scenario_dir(sc));
 }
 
 std::unique_ptr<models::ComputeModel> make_compute_model(const Scenario& sc) {
@@ -101,7 +106,6 @@ struct Simulation::Impl : workload::WorkloadContext {
   std::unordered_map<std::int64_t, int> conversation_server;
   int next_server = 0;
   std::vector<bool> kick_pending;
-  std::vector<engine::FinishedRequest> pending_completion;
   std::unordered_map<std::uint64_t, engine::FinishedRequest> finished_by_id;
   RunResult result;
   const StepCallback* on_step = nullptr;
@@ -137,7 +141,7 @@ struct Simulation::Impl : workload::WorkloadContext {
   void handle_step_end(int e);
   void complete(const engine::FinishedRequest& f, int server);
   void run_loop();
-  void build_offload(const models::MemoryBreakdown& kv);
+  void build_offload();
   void schedule_network();
   void report_offload();
   void handle_network();
@@ -204,12 +208,10 @@ Simulation::Impl::Impl(const Scenario& s) : scenario(s) {
   kick_pending.assign(engines.size(), false);
   pending_compute.assign(engines.size(), -1);
   for (std::size_t i = 0; i < engines.size(); ++i) engine_index[engines[i].get()] = static_cast<int>(i);
-  if (sc.kv_offload.connector != "none") build_offload(kv);
+  if (sc.kv_offload.connector != "none") build_offload();
 
-  const std::string base_dir =
-      sc.source_file.empty() ? std::string(".") : std::filesystem::path(sc.source_file).parent_path().string();
   try {
-    driver = workload::make_driver(sc.workload, base_dir.empty() ? "." : base_dir, sc.seed);
+    driver = workload::make_driver(sc.workload, scenario_dir(sc), sc.seed);
   } catch (const InputError& e) {
     // Problems the workload finds in the scenario's own keys name the scenario file and the
     // workload section; problems inside an input file keep that file's location.
@@ -388,14 +390,13 @@ void Simulation::Impl::complete(const engine::FinishedRequest& f, int server) {
   driver->on_complete(c, *this);
 }
 
-void Simulation::Impl::build_offload(const models::MemoryBreakdown& kv) {
+void Simulation::Impl::build_offload() {
   const auto& sc = scenario;
   const auto& ko = sc.kv_offload;
   const std::string& file = sc.source_file;
   auto fail = [&](const std::string& path, const std::string& message) {
     throw InputError(Diagnostic{file, 0, 0, path, message});
   };
-  (void)kv;
   const Bytes block_bytes = sc.model.kv_bytes_per_token() * sc.engine.block_size;
 
   // Topology: per server a host with its GPUs on PCIe (forward = host to GPU), optional local
