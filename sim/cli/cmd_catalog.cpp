@@ -1,0 +1,75 @@
+// kvsim catalog: list the catalog's GPUs, models, drives and storage nodes.
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "command.hpp"
+#include "kvsim/core/error.hpp"
+#include "kvsim/hw/pcie.hpp"
+
+namespace kvsim::cli {
+namespace {
+
+std::string human(double v, const char* unit, double scale) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(1) << v / scale << ' ' << unit;
+  return os.str();
+}
+
+int cmd_catalog(const CommonOptions& co) {
+  const auto cat = load_catalog(co);
+  std::cout << "GPUs (" << cat.dir << "/gpus.yaml)\n";
+  std::cout << std::left << std::setw(16) << "name" << std::right << std::setw(12) << "memory" << std::setw(14)
+            << "mem BW" << std::setw(14) << "BF16 dense" << std::setw(14) << "FP8 dense" << std::setw(10)
+            << "host" << '\n';
+  for (const auto& [name, g] : cat.gpus) {
+    std::ostringstream host;
+    host << "Gen" << hw::pcie_generation(g.host_link.gen) << " x" << g.host_link.lanes;
+    std::cout << std::left << std::setw(16) << name << std::right << std::setw(12)
+              << human(g.memory.as_double(), "GiB", 1073741824.0) << std::setw(14)
+              << human(g.memory_bandwidth.value, "GB/s", 1e9) << std::setw(14)
+              << human(g.bf16_dense.value, "TF", 1e12) << std::setw(14)
+              << (g.fp8_dense.value > 0 ? human(g.fp8_dense.value, "TF", 1e12) : std::string("-")) << std::setw(10)
+              << host.str() << '\n';
+  }
+  std::cout << "\nModels (" << cat.dir << "/models.yaml)\n";
+  std::cout << std::left << std::setw(16) << "name" << std::right << std::setw(10) << "params" << std::setw(8)
+            << "layers" << std::setw(8) << "hidden" << std::setw(7) << "heads" << std::setw(9) << "kv_heads"
+            << std::setw(10) << "head_dim" << std::setw(14) << "KV/token" << std::setw(12) << "weights" << '\n';
+  for (const auto& [name, m] : cat.models) {
+    std::cout << std::left << std::setw(16) << name << std::right << std::setw(10)
+              << human(static_cast<double>(m.num_params), "B", 1e9) << std::setw(8) << m.num_layers << std::setw(8)
+              << m.hidden_size << std::setw(7) << m.num_attention_heads << std::setw(9) << m.num_kv_heads
+              << std::setw(10) << m.head_dim << std::setw(14) << human(m.kv_bytes_per_token().as_double(), "KiB", 1024.0)
+              << std::setw(12) << human(m.weight_bytes().as_double(), "GiB", 1073741824.0) << '\n';
+  }
+  std::cout << "\nNVMe drives (" << cat.dir << "/drives.yaml)\n";
+  std::cout << std::left << std::setw(18) << "name" << std::right << std::setw(12) << "read" << std::setw(12)
+            << "write" << std::setw(14) << "read lat" << '\n';
+  for (const auto& [name, d] : cat.drives) {
+    std::cout << std::left << std::setw(18) << name << std::right << std::setw(12)
+              << human(d.read.value, "GB/s", 1e9) << std::setw(12) << human(d.write.value, "GB/s", 1e9)
+              << std::setw(14) << human(static_cast<double>(d.read_latency), "us", 1e3) << '\n';
+  }
+  std::cout << "\nStorage nodes (" << cat.dir << "/storage.yaml)\n";
+  std::cout << std::left << std::setw(26) << "name" << std::right << std::setw(12) << "NIC" << std::setw(14)
+            << "controller" << std::setw(8) << "drives" << '\n';
+  for (const auto& [name, n] : cat.storage) {
+    std::cout << std::left << std::setw(26) << name << std::right << std::setw(12) << human(n.nic.value, "GB/s", 1e9)
+              << std::setw(14) << human(n.controller.value, "GB/s", 1e9) << std::setw(8) << n.num_drives << '\n';
+  }
+  return 0;
+}
+
+Command add_catalog(CLI::App& app, CommonOptions& common) {
+  auto* catalog = app.add_subcommand("catalog", "List the catalog's GPUs, models, drives and storage nodes");
+  add_catalog_option(catalog, common);
+  return {catalog, [&common] { return cmd_catalog(common); }};
+}
+
+const CommandRegistrar catalog_registrar(90, add_catalog);
+
+}  // namespace
+}  // namespace kvsim::cli

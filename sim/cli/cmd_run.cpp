@@ -1,0 +1,125 @@
+// kvsim run and kvsim check-scenario: one scenario through the simulation façade.
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "command.hpp"
+#include "kvsim/core/error.hpp"
+#include "kvsim/io/atomic_file.hpp"
+#include "kvsim/io/sinks.hpp"
+#include "kvsim/io/summary.hpp"
+#include "kvsim/scenario/simulation.hpp"
+
+namespace kvsim::cli {
+namespace {
+
+struct RunOptions {
+  std::string scenario;
+  std::string trace;
+  std::string format;
+  std::string requests_out;
+  std::string timeseries_out;
+  std::optional<std::uint64_t> seed;
+  double warmup_percent = 0;
+  bool warmup_set = false;
+};
+
+int cmd_run(const RunOptions& ro, const CommonOptions& co) {
+  auto lo = load_options(co);
+  if (!ro.trace.empty()) {
+    const auto abs = std::filesystem::absolute(ro.trace).string();
+    if (!std::filesystem::exists(abs)) throw InputError(ro.trace, 0, 0, "--trace: no such file");
+    lo.overrides.push_back({"workload.kind", "trace"});
+    lo.overrides.push_back({"workload.trace.file", abs});
+  }
+  if (ro.seed) lo.overrides.push_back({"seed", std::to_string(*ro.seed)});
+  if (!ro.format.empty()) lo.overrides.push_back({"output.format", ro.format});
+  if (!ro.requests_out.empty()) lo.overrides.push_back({"output.requests_out", ro.requests_out});
+  if (!ro.timeseries_out.empty()) lo.overrides.push_back({"output.timeseries_out", ro.timeseries_out});
+  const auto sc = scenario::load_scenario(ro.scenario, lo);
+
+  scenario::Simulation sim(sc);
+  std::unique_ptr<io::AtomicFile> ts_file;
+  std::unique_ptr<io::TimeseriesCsvWriter> ts;
+  scenario::StepCallback on_step;
+  if (!sc.output.timeseries_out.empty()) {
+    ts_file = std::make_unique<io::AtomicFile>(sc.output.timeseries_out);
+    ts = std::make_unique<io::TimeseriesCsvWriter>(ts_file->stream());
+    on_step = [&ts](const io::StepRecord& r) { ts->write(r); };
+  }
+  auto result = sim.run(on_step);
+  if (ts_file) ts_file->commit();
+  if (!sc.output.requests_out.empty()) {
+    io::AtomicFile f(sc.output.requests_out);
+    io::write_requests_json(f.stream(), result.requests);
+    f.commit();
+  }
+  // --warmup-percent wins; otherwise the scenario's first warmup percentage.
+  double warmup = ro.warmup_percent;
+  if (!ro.warmup_set && !sc.workload.warmup_percentages.empty()) warmup = sc.workload.warmup_percentages.front();
+  const auto summary = io::summarize(result.requests, result.info, warmup);
+  std::ostringstream out;
+  if (sc.output.format == "json") {
+    io::write_summary_json(out, summary, result.info);
+  } else if (sc.output.format == "csv") {
+    io::write_summary_csv(out, summary, result.info);
+  } else {
+    io::write_table(out, summary, result.info);
+  }
+  std::cout << out.str();
+  std::cout.flush();
+  return 0;
+}
+
+int cmd_check(const std::string& path, const CommonOptions& co) {
+  const auto sc = scenario::load_scenario(path, load_options(co));
+  scenario::Simulation sim(sc);  // also checks what only building can check (KV fit)
+  const auto& info = sim.info();
+  std::cout << path << ": ok (" << sc.name << "; GPU KV cache size: " << info.gpu_kv_cache_tokens
+            << " tokens; " << info.num_engines << " engine" << (info.num_engines == 1 ? "" : "s") << ")\n";
+  std::cout << "KV cache per engine, as vLLM sizes it:\n";
+  for (const auto& line : info.memory_breakdown) std::cout << "  " << line << '\n';
+  return 0;
+}
+
+Command add_run(CLI::App& app, CommonOptions& common) {
+  auto ro = std::make_shared<RunOptions>();
+  auto* run = app.add_subcommand("run", "Simulate a scenario and print the benchmark's statistics");
+  run->add_option("scenario", ro->scenario, "Scenario YAML file")->required()->type_name("FILE");
+  run->add_option("--trace", ro->trace, "Replay a request trace (any format kvsim reads) instead of the "
+                                        "scenario's workload")->type_name("FILE");
+  run->add_option("--format", ro->format, "Summary format (default: the scenario's output.format)")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  run->add_option("--requests-out", ro->requests_out, "Write one JSON object per request to FILE")->type_name("FILE");
+  run->add_option("--timeseries-out", ro->timeseries_out, "Write one CSV row per engine step to FILE")
+      ->type_name("FILE");
+  run->add_option("--seed", ro->seed, "Root random seed (default: the scenario's seed)");
+  run->add_option("--warmup-percent", ro->warmup_percent,
+                  "Drop the first X% of requests (by start time) from the statistics, like the "
+                  "benchmark's --warmup-percentages")
+      ->check(CLI::Range(0.0, 100.0));
+  add_common(run, common);
+  return {run, [ro, run, &common] {
+            ro->warmup_set = run->count("--warmup-percent") > 0;
+            return cmd_run(*ro, common);
+          }};
+}
+
+Command add_check(CLI::App& app, CommonOptions& common) {
+  auto path = std::make_shared<std::string>();
+  auto* check = app.add_subcommand("check-scenario", "Check a scenario and print diagnostics only");
+  check->add_option("scenario", *path, "Scenario YAML file")->required()->type_name("FILE");
+  add_common(check, common);
+  return {check, [path, &common] { return cmd_check(*path, common); }};
+}
+
+const CommandRegistrar run_registrar(10, add_run);
+const CommandRegistrar check_registrar(30, add_check);
+
+}  // namespace
+}  // namespace kvsim::cli
