@@ -1,10 +1,13 @@
-#include "kvsim/workload/cache_curve.hpp"
+#include "kvsim/analysis/cache_curve.hpp"
 
 #include <algorithm>
 #include <limits>
+#include <thread>
 #include <unordered_map>
 
-namespace kvsim::workload {
+#include "kvsim/core/error.hpp"
+
+namespace kvsim::analysis {
 namespace {
 
 // Fenwick tree of 0/1 marks at access times: a mark at each block's latest access.
@@ -25,68 +28,230 @@ class Fenwick {
   std::vector<std::int64_t> tree_;
 };
 
-}  // namespace
+// The blocks of a request that take part, and how many tokens each serves on a hit.
+struct RequestBlocks {
+  std::size_t lookup = 0;  // blocks that may hit (all ids, or the full blocks only)
+  std::size_t touched = 0;  // blocks inserted or touched afterwards (same count)
+};
 
-CacheCurve lru_cache_curve(const std::vector<TraceRequest>& trace, int block_tokens,
-                           const std::vector<std::int64_t>& capacities) {
+RequestBlocks blocks_of(const TraceRequest& r, const CurveOptions& o) {
+  const auto n = r.hash_ids.size();
+  if (o.rules == CurveRules::kPublished) return {n, n};
+  const auto full = std::min<std::size_t>(static_cast<std::size_t>(r.input_length / o.block_tokens), n);
+  return {full, full};
+}
+
+// Tokens served by the first `h` blocks of a request.
+std::int64_t hit_tokens(const TraceRequest& r, std::size_t h, const CurveOptions& o) {
+  return std::min<std::int64_t>(static_cast<std::int64_t>(h) * o.block_tokens, r.input_length);
+}
+
+// The order in which a request's blocks are touched: first to last (published) or last to first
+// (vLLM), as indexes into hash_ids.
+template <typename F>
+void for_each_touch(std::size_t count, const CurveOptions& o, F&& f) {
+  if (o.rules == CurveRules::kPublished) {
+    for (std::size_t k = 0; k < count; ++k) f(k);
+  } else {
+    for (std::size_t k = count; k-- > 0;) f(k);
+  }
+}
+
+void check(const std::vector<TraceRequest>& trace, const CurveOptions& o) {
+  if (o.block_tokens <= 0) throw InputError("", 0, 0, "cache curve: block tokens must be positive");
+  for (const auto& r : trace) {
+    if (r.input_length <= 0) {
+      throw InputError("", r.line, 0, "cache curve: a request has no input tokens");
+    }
+  }
+}
+
+double ratio(double num, double den) { return den > 0 ? num / den : 0.0; }
+
+CacheCurve lru_curve(const std::vector<TraceRequest>& trace, const std::vector<std::int64_t>& sorted,
+                     const CurveOptions& o) {
   CacheCurve out;
   std::size_t accesses = 0;
-  for (const auto& r : trace) accesses += r.hash_ids.size();
+  for (const auto& r : trace) accesses += blocks_of(r, o).touched;
   Fenwick marks(accesses);
   std::unordered_map<std::int64_t, std::size_t> last;  // hash -> time of its latest access
-  std::vector<std::int64_t> sorted = capacities;
-  std::sort(sorted.begin(), sorted.end());
-  std::vector<double> hit_tokens(sorted.size(), 0.0);
-  std::vector<std::int64_t> hit_requests(sorted.size(), 0);
-  double infinite_hits = 0;
+  last.reserve(accesses);
+  std::vector<std::int64_t> hits(sorted.size(), 0);
+  std::vector<double> fractions(sorted.size(), 0.0);
+  std::int64_t infinite_hits = 0;
+  double infinite_fractions = 0;
   std::size_t now = 0;
   std::vector<std::int64_t> prefix_max;  // m_k of the current request
   constexpr std::int64_t kNew = std::numeric_limits<std::int64_t>::max();
   for (const auto& r : trace) {
     ++out.requests;
     out.prompt_tokens += r.input_length;
-    const std::int64_t full = std::min<std::int64_t>(r.input_length / block_tokens,
-                                                     static_cast<std::int64_t>(r.hash_ids.size()));
-    // Stack distances of the full blocks, before the request touches them.
+    const auto b = blocks_of(r, o);
     prefix_max.clear();
     std::int64_t running = 0;
-    std::int64_t seen_prefix = 0;
+    std::size_t seen_prefix = 0;
     bool all_seen = true;
-    for (std::int64_t k = 0; k < full; ++k) {
-      auto it = last.find(r.hash_ids[static_cast<std::size_t>(k)]);
-      const std::int64_t d =
-          it == last.end() ? kNew : marks.prefix(now) - marks.prefix(it->second + 1);
-      if (it == last.end()) all_seen = false;
+    for (std::size_t k = 0; k < b.lookup; ++k) {
+      auto it = last.find(r.hash_ids[k]);
+      const std::int64_t d = it == last.end() ? kNew : marks.prefix(now) - marks.prefix(it->second + 1);
+      all_seen = all_seen && it != last.end();
       if (all_seen) ++seen_prefix;
       running = std::max(running, d);
       prefix_max.push_back(running);
     }
-    infinite_hits += static_cast<double>(seen_prefix * block_tokens);
+    const auto input = static_cast<double>(r.input_length);
+    infinite_hits += hit_tokens(r, seen_prefix, o);
+    infinite_fractions += static_cast<double>(hit_tokens(r, seen_prefix, o)) / input;
     for (std::size_t c = 0; c < sorted.size(); ++c) {
-      const auto hit = static_cast<std::int64_t>(
-          std::lower_bound(prefix_max.begin(), prefix_max.end(), sorted[c]) - prefix_max.begin());
-      hit_tokens[c] += static_cast<double>(hit * block_tokens);
-      hit_requests[c] += hit > 0 ? 1 : 0;
+      const auto h = static_cast<std::size_t>(std::lower_bound(prefix_max.begin(), prefix_max.end(), sorted[c]) -
+                                              prefix_max.begin());
+      const auto t = hit_tokens(r, h, o);
+      hits[c] += t;
+      fractions[c] += static_cast<double>(t) / input;
     }
-    // Touch every block, last to first, so the first ends most recently used.
-    for (auto k = static_cast<std::int64_t>(r.hash_ids.size()) - 1; k >= 0; --k) {
-      const std::int64_t h = r.hash_ids[static_cast<std::size_t>(k)];
+    for_each_touch(b.touched, o, [&](std::size_t k) {
+      const std::int64_t h = r.hash_ids[k];
       auto it = last.find(h);
-      if (it != last.end()) marks.add(it->second, -1);
+      if (it != last.end()) {
+        marks.add(it->second, -1);
+        it->second = now;
+      } else {
+        last.emplace(h, now);
+      }
       marks.add(now, 1);
-      last[h] = now;
       ++now;
-    }
+    });
   }
   out.distinct_blocks = static_cast<std::int64_t>(last.size());
-  const double tokens = std::max<double>(static_cast<double>(out.prompt_tokens), 1.0);
-  out.infinite_token_hit_rate = infinite_hits / tokens;
+  const auto tokens = static_cast<double>(out.prompt_tokens);
+  const auto requests = static_cast<double>(out.requests);
+  out.infinite_token_hit_rate = ratio(static_cast<double>(infinite_hits), tokens);
+  out.infinite_request_hit_rate = ratio(infinite_fractions, requests);
   for (std::size_t c = 0; c < sorted.size(); ++c) {
-    out.points.push_back(CacheCurvePoint{sorted[c], hit_tokens[c] / tokens,
-                                         static_cast<double>(hit_requests[c]) /
-                                             std::max<double>(static_cast<double>(out.requests), 1.0)});
+    out.points.push_back({sorted[c], hits[c], ratio(static_cast<double>(hits[c]), tokens),
+                          ratio(fractions[c], requests)});
   }
   return out;
 }
 
-}  // namespace kvsim::workload
+// One cache simulated with the simulator's tier; every store completes at once.
+class SimulatedCache {
+ public:
+  SimulatedCache(std::int64_t capacity, engine::EvictionPolicy policy) : tier_("curve", capacity, policy) {}
+  bool holds(std::int64_t id) const { return tier_.is_ready(key(id)); }
+  void use(std::int64_t id) {
+    const auto h = key(id);
+    if (tier_.contains(h)) {
+      tier_.touch(std::span<const std::uint64_t>(&h, 1));
+    } else if (tier_.begin_store(h)) {
+      tier_.finish_store(h);
+    }
+  }
+
+ private:
+  static std::uint64_t key(std::int64_t id) { return static_cast<std::uint64_t>(id); }
+  engine::KvTier tier_;
+};
+
+CacheCurvePoint simulated_point(const std::vector<TraceRequest>& trace, std::int64_t capacity,
+                                const CurveOptions& o) {
+  SimulatedCache cache(capacity, o.policy);
+  std::int64_t hits = 0;
+  double fractions = 0;
+  std::int64_t tokens = 0;
+  for (const auto& r : trace) {
+    const auto b = blocks_of(r, o);
+    std::size_t h = 0;
+    while (h < b.lookup && cache.holds(r.hash_ids[h])) ++h;
+    const auto t = hit_tokens(r, h, o);
+    hits += t;
+    tokens += r.input_length;
+    fractions += static_cast<double>(t) / static_cast<double>(r.input_length);
+    for_each_touch(b.touched, o, [&](std::size_t k) { cache.use(r.hash_ids[k]); });
+  }
+  return {capacity, hits, ratio(static_cast<double>(hits), static_cast<double>(tokens)),
+          ratio(fractions, static_cast<double>(trace.size()))};
+}
+
+}  // namespace
+
+CacheCurve cache_curve(const std::vector<TraceRequest>& trace, const std::vector<std::int64_t>& capacities,
+                       const CurveOptions& options) {
+  check(trace, options);
+  std::vector<std::int64_t> sorted = capacities;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  for (const auto c : sorted) {
+    if (c <= 0) throw InputError("", 0, 0, "cache curve: capacities must be positive, got " + std::to_string(c));
+  }
+  // The LRU pass gives the trace's totals and the infinite-cache rates in every case.
+  auto out = lru_curve(trace, sorted, options);
+  if (options.policy == engine::EvictionPolicy::kLru) return out;
+
+  std::size_t threads = options.threads > 0 ? static_cast<std::size_t>(options.threads)
+                                            : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min(threads, sorted.size());
+  std::vector<CacheCurvePoint> points(sorted.size());
+  std::vector<std::thread> pool;
+  for (std::size_t w = 0; w < threads; ++w) {
+    pool.emplace_back([&, w] {
+      for (std::size_t c = w; c < sorted.size(); c += threads) points[c] = simulated_point(trace, sorted[c], options);
+    });
+  }
+  for (auto& t : pool) t.join();
+  out.points = std::move(points);
+  return out;
+}
+
+TierStackResult tier_stack_hits(const std::vector<TraceRequest>& trace, const std::vector<TierLevel>& levels,
+                                const CurveOptions& options) {
+  check(trace, options);
+  if (levels.empty()) throw InputError("", 0, 0, "tier stack: no tiers");
+  std::vector<SimulatedCache> caches;
+  TierStackResult out;
+  for (const auto& l : levels) {
+    if (l.capacity_blocks <= 0) {
+      throw InputError("", 0, 0, "tier stack: tier '" + l.name + "' needs a positive capacity");
+    }
+    caches.emplace_back(l.capacity_blocks, l.policy);
+    out.tiers.push_back({l.name, l.capacity_blocks, 0, 0, 0});
+  }
+  std::vector<double> fractions(levels.size() + 1, 0.0);
+  std::vector<std::int64_t> served(levels.size(), 0);
+  for (const auto& r : trace) {
+    ++out.requests;
+    out.prompt_tokens += r.input_length;
+    const auto b = blocks_of(r, options);
+    std::fill(served.begin(), served.end(), 0);
+    std::size_t h = 0;
+    for (; h < b.lookup; ++h) {
+      std::size_t t = 0;
+      while (t < caches.size() && !caches[t].holds(r.hash_ids[h])) ++t;
+      if (t == caches.size()) break;
+      served[t] += hit_tokens(r, h + 1, options) - hit_tokens(r, h, options);
+    }
+    const auto input = static_cast<double>(r.input_length);
+    for (std::size_t t = 0; t < caches.size(); ++t) {
+      out.tiers[t].hit_tokens += served[t];
+      fractions[t] += static_cast<double>(served[t]) / input;
+    }
+    out.total.hit_tokens += hit_tokens(r, h, options);
+    fractions.back() += static_cast<double>(hit_tokens(r, h, options)) / input;
+    for (auto& c : caches) {
+      for_each_touch(b.touched, options, [&](std::size_t k) { c.use(r.hash_ids[k]); });
+    }
+  }
+  const auto tokens = static_cast<double>(out.prompt_tokens);
+  const auto requests = static_cast<double>(out.requests);
+  for (std::size_t t = 0; t < caches.size(); ++t) {
+    out.tiers[t].token_hit_rate = ratio(static_cast<double>(out.tiers[t].hit_tokens), tokens);
+    out.tiers[t].request_hit_rate = ratio(fractions[t], requests);
+  }
+  out.total.name = "total";
+  for (const auto& l : levels) out.total.capacity_blocks += l.capacity_blocks;
+  out.total.token_hit_rate = ratio(static_cast<double>(out.total.hit_tokens), tokens);
+  out.total.request_hit_rate = ratio(fractions.back(), requests);
+  return out;
+}
+
+}  // namespace kvsim::analysis

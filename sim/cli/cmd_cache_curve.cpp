@@ -1,15 +1,19 @@
-// kvsim cache-curve: timing-free prefix-cache hit rate against capacity for a trace.
+// kvsim cache-curve: timing-free prefix-cache hit rate against capacity for a trace, for one
+// cache (every capacity at once) or for a stack of tiers.
+#include <cctype>
+#include <cmath>
 #include <cstdint>
-#include <memory>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "command.hpp"
+#include "kvsim/analysis/cache_curve.hpp"
 #include "kvsim/core/error.hpp"
-#include "kvsim/workload/cache_curve.hpp"
+#include "kvsim/scenario/units.hpp"
 #include "kvsim/workload/mooncake_trace.hpp"
 
 namespace kvsim::cli {
@@ -17,76 +21,256 @@ namespace {
 
 struct CurveOptions {
   std::string trace;
-  std::vector<std::int64_t> capacities{1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000, 256000};
+  std::vector<std::string> capacities;
+  std::vector<std::string> tiers;
   int block_tokens = 512;
   std::string model = "llama-3.1-8b";
+  std::string policy = "lru";
+  std::string rules = "published";
   std::string format = "table";
 };
 
-// Timing-free LRU prefix-cache hit rate against capacity for a trace (Mattson stack distances).
+// Capacities the curve uses when none are given: 20 points from 354 to 256,000 blocks, a factor
+// of sqrt(2) apart (1000 * 2^(k/2) rounded, k = -3..16).
+std::vector<std::int64_t> default_capacities() {
+  std::vector<std::int64_t> out;
+  for (int k = -3; k <= 16; ++k) out.push_back(std::llround(1000.0 * std::pow(2.0, k / 2.0)));
+  return out;
+}
+
+engine::EvictionPolicy parse_policy(const std::string& s, const std::string& where) {
+  if (s == "lru") return engine::EvictionPolicy::kLru;
+  if (s == "arc") return engine::EvictionPolicy::kArc;
+  throw InputError("", 0, 0, where + ": unknown policy '" + s + "' (lru or arc)");
+}
+
+const char* policy_name(engine::EvictionPolicy p) { return p == engine::EvictionPolicy::kArc ? "arc" : "lru"; }
+
+// A capacity: a block count ("4000"), tokens ("2Mtok", "40000tok") or bytes of the model's KV
+// ("64GiB", "2TB"), in whole hash blocks (rounded down, at least one).
+class CapacityParser {
+ public:
+  CapacityParser(int block_tokens, double kv_bytes_per_token)
+      : block_tokens_(block_tokens), bytes_per_token_(kv_bytes_per_token) {}
+
+  std::int64_t blocks(const std::string& text, const std::string& where) const {
+    const auto b = text.find_first_not_of(' ');
+    const auto e = text.find_last_not_of(' ');
+    const std::string t = b == std::string::npos ? "" : text.substr(b, e - b + 1);
+    if (t.empty()) throw InputError("", 0, 0, where + ": empty capacity");
+    std::size_t pos = 0;
+    double value = 0;
+    try {
+      value = std::stod(t, &pos);
+    } catch (const std::exception&) {
+      throw InputError("", 0, 0, where + ": '" + t + "' is not a capacity (blocks, e.g. 4000; tokens, e.g. "
+                                                   "2Mtok; or bytes, e.g. 64GiB)");
+    }
+    const std::string unit = t.substr(pos);
+    double tokens = 0;
+    if (unit.empty()) {
+      if (value != std::floor(value)) throw InputError("", 0, 0, where + ": a block count must be whole: '" + t + "'");
+      tokens = value * block_tokens_;
+    } else if (unit == "tok" || unit == "ktok" || unit == "Mtok") {
+      tokens = value * (unit == "tok" ? 1.0 : unit == "ktok" ? 1e3 : 1e6);
+    } else {
+      const auto bytes = scenario::parse_bytes(t);
+      tokens = bytes.as_double() / bytes_per_token_;
+    }
+    const auto n = static_cast<std::int64_t>(std::floor(tokens / block_tokens_));
+    if (!(n >= 1)) throw InputError("", 0, 0, where + ": '" + t + "' is less than one block of " +
+                                                  std::to_string(block_tokens_) + " tokens");
+    return n;
+  }
+
+ private:
+  int block_tokens_;
+  double bytes_per_token_;
+};
+
+struct Sizes {
+  double tokens;
+  double bytes;
+};
+
+class Printer {
+ public:
+  Printer(const CurveOptions& o, double bytes_per_token) : o_(o), bytes_per_token_(bytes_per_token) {}
+  Sizes sizes(std::int64_t blocks) const {
+    const double tokens = static_cast<double>(blocks) * o_.block_tokens;
+    return {tokens, tokens * bytes_per_token_};
+  }
+
+  void curve(std::ostream& out, const analysis::CacheCurve& c) const {
+    out << std::fixed;
+    if (o_.format == "csv") {
+      out << "capacity_blocks,capacity_tokens,capacity_bytes,policy,rules,token_hit_rate_percent,"
+             "request_hit_rate_percent,hit_tokens\n";
+      for (const auto& p : c.points) {
+        const auto s = sizes(p.capacity_blocks);
+        out << p.capacity_blocks << ',' << std::setprecision(0) << s.tokens << ',' << s.bytes << ',' << o_.policy
+            << ',' << o_.rules << ',' << std::setprecision(4) << 100.0 * p.token_hit_rate << ','
+            << 100.0 * p.request_hit_rate << ',' << p.hit_tokens << '\n';
+      }
+    } else if (o_.format == "json") {
+      out << "[";
+      for (std::size_t i = 0; i < c.points.size(); ++i) {
+        const auto& p = c.points[i];
+        const auto s = sizes(p.capacity_blocks);
+        out << (i ? ",\n " : "") << "{\"capacity_blocks\": " << p.capacity_blocks << ", \"capacity_tokens\": "
+            << std::setprecision(0) << s.tokens << ", \"capacity_bytes\": " << s.bytes << ", \"policy\": \""
+            << o_.policy << "\", \"rules\": \"" << o_.rules << "\", \"token_hit_rate_percent\": "
+            << std::setprecision(4) << 100.0 * p.token_hit_rate
+            << ", \"request_hit_rate_percent\": " << 100.0 * p.request_hit_rate
+            << ", \"hit_tokens\": " << p.hit_tokens << "}";
+      }
+      out << "]\n";
+    } else {
+      out << to_upper(o_.policy) << " prefix-cache hit rate of " << o_.trace << " (" << o_.rules << " rules): "
+          << c.requests << " requests, " << c.prompt_tokens << " prompt tokens, " << c.distinct_blocks
+          << " distinct blocks of " << o_.block_tokens << " tokens; bytes for the KV of " << o_.model << "\n";
+      out << std::setw(12) << "blocks" << std::setw(14) << "tokens" << std::setw(12) << "GiB" << std::setw(12)
+          << "token hit" << std::setw(14) << "request hit" << '\n';
+      for (const auto& p : c.points) {
+        const auto s = sizes(p.capacity_blocks);
+        out << std::setw(12) << p.capacity_blocks << std::setw(14) << std::setprecision(0) << s.tokens
+            << std::setw(12) << std::setprecision(1) << s.bytes / 1073741824.0 << std::setw(11)
+            << std::setprecision(1) << 100.0 * p.token_hit_rate << " %" << std::setw(12)
+            << 100.0 * p.request_hit_rate << " %\n";
+      }
+      out << std::setprecision(1) << "cache that never evicts: " << 100.0 * c.infinite_token_hit_rate
+          << " % of tokens, " << 100.0 * c.infinite_request_hit_rate << " % per request\n";
+    }
+  }
+
+  void stack(std::ostream& out, const analysis::TierStackResult& r,
+             const std::vector<analysis::TierLevel>& levels) const {
+    std::vector<analysis::TierHits> rows = r.tiers;
+    rows.push_back(r.total);
+    auto policy_of = [&](std::size_t i) { return i < levels.size() ? policy_name(levels[i].policy) : "-"; };
+    out << std::fixed;
+    if (o_.format == "csv") {
+      out << "tier,capacity_blocks,capacity_tokens,capacity_bytes,policy,token_hit_rate_percent,"
+             "request_hit_rate_percent,hit_tokens\n";
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto s = sizes(rows[i].capacity_blocks);
+        out << rows[i].name << ',' << rows[i].capacity_blocks << ',' << std::setprecision(0) << s.tokens << ','
+            << s.bytes << ',' << policy_of(i) << ',' << std::setprecision(4) << 100.0 * rows[i].token_hit_rate
+            << ',' << 100.0 * rows[i].request_hit_rate << ',' << rows[i].hit_tokens << '\n';
+      }
+    } else if (o_.format == "json") {
+      out << "[";
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto s = sizes(rows[i].capacity_blocks);
+        out << (i ? ",\n " : "") << "{\"tier\": \"" << rows[i].name << "\", \"capacity_blocks\": "
+            << rows[i].capacity_blocks << ", \"capacity_tokens\": " << std::setprecision(0) << s.tokens
+            << ", \"capacity_bytes\": " << s.bytes << ", \"policy\": \"" << policy_of(i)
+            << "\", \"token_hit_rate_percent\": " << std::setprecision(4) << 100.0 * rows[i].token_hit_rate
+            << ", \"request_hit_rate_percent\": " << 100.0 * rows[i].request_hit_rate
+            << ", \"hit_tokens\": " << rows[i].hit_tokens << "}";
+      }
+      out << "]\n";
+    } else {
+      out << "Tier stack over " << o_.trace << " (" << o_.rules << " rules): " << r.requests << " requests, "
+          << r.prompt_tokens << " prompt tokens; bytes for the KV of " << o_.model << "\n";
+      out << std::left << std::setw(10) << "tier" << std::right << std::setw(8) << "policy" << std::setw(12)
+          << "blocks" << std::setw(14) << "tokens" << std::setw(10) << "GiB" << std::setw(12) << "token hit"
+          << std::setw(14) << "request hit" << '\n';
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto s = sizes(rows[i].capacity_blocks);
+        out << std::left << std::setw(10) << rows[i].name << std::right << std::setw(8) << policy_of(i)
+            << std::setw(12) << rows[i].capacity_blocks << std::setw(14) << std::setprecision(0) << s.tokens
+            << std::setw(10) << std::setprecision(1) << s.bytes / 1073741824.0 << std::setw(11)
+            << 100.0 * rows[i].token_hit_rate << " %" << std::setw(12) << 100.0 * rows[i].request_hit_rate
+            << " %\n";
+      }
+    }
+  }
+
+ private:
+  static std::string to_upper(std::string s) {
+    for (auto& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    return s;
+  }
+  const CurveOptions& o_;
+  double bytes_per_token_;
+};
+
+// "NAME=CAPACITY[:POLICY]" items of --tiers.
+std::vector<analysis::TierLevel> parse_tiers(const std::vector<std::string>& items, const CapacityParser& cap) {
+  std::vector<analysis::TierLevel> levels;
+  for (const auto& item : items) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw InputError("", 0, 0, "--tiers: '" + item + "': expected NAME=CAPACITY[:lru|arc], e.g. dram=64GiB");
+    }
+    analysis::TierLevel l;
+    l.name = item.substr(0, eq);
+    std::string rest = item.substr(eq + 1);
+    if (const auto colon = rest.find(':'); colon != std::string::npos) {
+      l.policy = parse_policy(rest.substr(colon + 1), "--tiers " + l.name);
+      rest = rest.substr(0, colon);
+    }
+    l.capacity_blocks = cap.blocks(rest, "--tiers " + l.name);
+    levels.push_back(l);
+  }
+  return levels;
+}
+
 int cmd_cache_curve(const CurveOptions& o, const CommonOptions& common) {
   const auto model = catalog_model(load_catalog(common), o.model);
   const double bytes_per_token = model.kv_bytes_per_token().as_double();
+  const CapacityParser cap(o.block_tokens, bytes_per_token);
+  analysis::CurveOptions co;
+  co.block_tokens = o.block_tokens;
+  co.rules = o.rules == "vllm" ? analysis::CurveRules::kVllm : analysis::CurveRules::kPublished;
+  co.policy = parse_policy(o.policy, "--policy");
+  const Printer printer(o, bytes_per_token);
+
+  std::vector<std::int64_t> capacities;
+  for (const auto& c : o.capacities) capacities.push_back(cap.blocks(c, "--capacities"));
+  const auto levels = parse_tiers(o.tiers, cap);
+  if (!levels.empty() && !o.capacities.empty()) {
+    throw InputError("", 0, 0, "--capacities and --tiers are exclusive: a tier stack has its own capacities");
+  }
+  if (capacities.empty()) capacities = default_capacities();
+
   const auto trace = workload::read_mooncake_trace(o.trace, o.block_tokens);
-  const auto curve = workload::lru_cache_curve(trace, o.block_tokens, o.capacities);
   std::ostringstream out;
-  out << std::fixed;
-  if (o.format == "csv") {
-    out << "capacity_blocks,capacity_tokens,capacity_bytes,token_hit_rate,request_hit_rate\n";
-    for (const auto& p : curve.points) {
-      const double tokens = static_cast<double>(p.capacity_blocks) * o.block_tokens;
-      out << p.capacity_blocks << ',' << std::setprecision(0) << tokens << ',' << tokens * bytes_per_token << ','
-          << std::setprecision(6) << p.token_hit_rate << ',' << p.request_hit_rate << '\n';
-    }
-  } else if (o.format == "json") {
-    out << "{\"requests\": " << curve.requests << ", \"prompt_tokens\": " << curve.prompt_tokens
-        << ", \"distinct_blocks\": " << curve.distinct_blocks << ", \"block_tokens\": " << o.block_tokens
-        << ", \"infinite_token_hit_rate\": " << std::setprecision(6) << curve.infinite_token_hit_rate
-        << ", \"points\": [";
-    for (std::size_t i = 0; i < curve.points.size(); ++i) {
-      const auto& p = curve.points[i];
-      const double tokens = static_cast<double>(p.capacity_blocks) * o.block_tokens;
-      out << (i ? ", " : "") << "{\"capacity_blocks\": " << p.capacity_blocks << ", \"capacity_tokens\": "
-          << std::setprecision(0) << tokens << ", \"capacity_bytes\": " << tokens * bytes_per_token
-          << ", \"token_hit_rate\": " << std::setprecision(6) << p.token_hit_rate
-          << ", \"request_hit_rate\": " << p.request_hit_rate << "}";
-    }
-    out << "]}\n";
+  if (!levels.empty()) {
+    printer.stack(out, analysis::tier_stack_hits(trace, levels, co), levels);
   } else {
-    out << "LRU prefix-cache hit rate of " << o.trace << ": " << curve.requests << " requests, "
-        << curve.prompt_tokens << " prompt tokens, " << curve.distinct_blocks << " distinct blocks of "
-        << o.block_tokens << " tokens; KV of " << o.model << "\n";
-    out << std::setw(12) << "blocks" << std::setw(14) << "tokens" << std::setw(12) << "GiB" << std::setw(12)
-        << "token hit" << std::setw(14) << "request hit" << '\n';
-    for (const auto& p : curve.points) {
-      const double tokens = static_cast<double>(p.capacity_blocks) * o.block_tokens;
-      out << std::setw(12) << p.capacity_blocks << std::setw(14) << std::setprecision(0) << tokens << std::setw(12)
-          << std::setprecision(1) << tokens * bytes_per_token / 1073741824.0 << std::setw(11)
-          << std::setprecision(1) << 100.0 * p.token_hit_rate << " %" << std::setw(12) << 100.0 * p.request_hit_rate
-          << " %\n";
-    }
-    out << std::setprecision(1) << "unlimited cache: " << 100.0 * curve.infinite_token_hit_rate << " % of tokens\n";
+    printer.curve(out, analysis::cache_curve(trace, capacities, co));
   }
   std::cout << out.str();
   return 0;
 }
 
 Command add_cache_curve(CLI::App& app, CommonOptions& common) {
-  auto curve = std::make_shared<CurveOptions>();
-  auto* cache_curve = app.add_subcommand(
-      "cache-curve", "Timing-free LRU prefix-cache hit rate against cache capacity for a Mooncake trace");
-  cache_curve->add_option("trace", curve->trace, "Mooncake-format JSONL trace")->required()->type_name("FILE");
-  cache_curve->add_option("--capacities", curve->capacities, "Capacities in hash blocks")
+  auto o = std::make_shared<CurveOptions>();
+  auto* cmd = app.add_subcommand(
+      "cache-curve", "Timing-free prefix-cache hit rate of a trace against cache capacity, or per tier of a stack");
+  cmd->add_option("trace", o->trace, "Request trace")->required()->type_name("FILE");
+  cmd->add_option("--capacities", o->capacities,
+                  "Capacities: blocks (4000), tokens (2Mtok) or bytes of the model's KV (64GiB) "
+                  "(default: 20 points from 354 to 256,000 blocks)")
       ->delimiter(',')
-      ->check(CLI::PositiveNumber)
-      ->type_name("N,N,...");
-  cache_curve->add_option("--block-tokens", curve->block_tokens, "Tokens per trace hash block")
-      ->check(CLI::Range(1, 1 << 20));
-  cache_curve->add_option("--model", curve->model, "Catalog model whose KV bytes size the capacities")
-      ->type_name("NAME");
-  cache_curve->add_option("--format", curve->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}));
-  add_catalog_option(cache_curve, common);
-  return {cache_curve, [curve, &common] { return cmd_cache_curve(*curve, common); }};
+      ->type_name("C,C,...");
+  cmd->add_option("--tiers", o->tiers,
+                  "A tier stack, fastest first, as NAME=CAPACITY[:lru|arc], e.g. "
+                  "gpu=2600,dram=64GiB,nvme=2TB:arc; prints the tokens each tier serves")
+      ->delimiter(',')
+      ->type_name("T,T,...");
+  cmd->add_option("--policy", o->policy, "Eviction policy of the single cache")->check(CLI::IsMember({"lru", "arc"}));
+  cmd->add_option("--rules", o->rules,
+                  "published: the trace's published curve (every id one block, the partial last one too, "
+                  "touched first to last); vllm: vLLM's prefix cache (full blocks only, touched last to first)")
+      ->check(CLI::IsMember({"published", "vllm"}));
+  cmd->add_option("--block-tokens", o->block_tokens, "Tokens per trace hash block")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--model", o->model, "Catalog model whose KV bytes size the capacities")->type_name("NAME");
+  cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}));
+  add_catalog_option(cmd, common);
+  return {cmd, [o, &common] { return cmd_cache_curve(*o, common); }};
 }
 
 const CommandRegistrar cache_curve_registrar(50, add_cache_curve);
