@@ -47,13 +47,13 @@ void BlockPool::unlink(BlockId id) {
 void BlockPool::evict_hash(BlockId id) {
   Block& b = at(id);
   if (!b.cached) return;
-  auto it = cached_.find(b.hash);
-  KVSIM_ASSERT(it != cached_.end(), "cached block missing from the hash map");
-  if (it->second == id) {
-    if (b.dup_next == kNoBlock) cached_.erase(it);
-    else it->second = b.dup_next;
+  const BlockId first = cached_.find(b.hash);
+  KVSIM_ASSERT(first != FlatHashMap::kNone, "cached block missing from the hash map");
+  if (first == id) {
+    if (b.dup_next == kNoBlock) cached_.erase(b.hash);
+    else cached_.assign(b.hash, b.dup_next);
   } else {
-    BlockId cur = it->second;
+    BlockId cur = first;
     while (at(cur).dup_next != id) {
       cur = at(cur).dup_next;
       KVSIM_ASSERT(cur != kNoBlock, "duplicate chain broken");
@@ -101,9 +101,9 @@ void BlockPool::cache_block(BlockId id, std::uint64_t hash) {
   b.cached = true;
   b.dup_next = kNoBlock;
   ++num_cached_;
-  auto [it, inserted] = cached_.try_emplace(hash, id);
-  if (!inserted) {
-    BlockId cur = it->second;
+  const BlockId first = cached_.try_emplace(hash, id);
+  if (first != id) {
+    BlockId cur = first;
     while (at(cur).dup_next != kNoBlock) cur = at(cur).dup_next;
     at(cur).dup_next = id;
   }
@@ -111,8 +111,8 @@ void BlockPool::cache_block(BlockId id, std::uint64_t hash) {
 
 BlockId BlockPool::lookup(std::uint64_t hash) const {
   if (!enable_caching_) return kNoBlock;
-  auto it = cached_.find(hash);
-  return it == cached_.end() ? kNoBlock : it->second;
+  const BlockId b = cached_.find(hash);
+  return b == FlatHashMap::kNone ? kNoBlock : b;
 }
 
 std::vector<BlockId> BlockPool::free_queue_order() const {

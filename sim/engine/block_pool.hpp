@@ -5,10 +5,12 @@
 // start, so num_blocks - 1 are usable. Freed blocks keep their hash and stay hit-able until they
 // are handed out again; only then is the hash dropped (lazy eviction). Duplicated blocks (two
 // blocks with one hash) are allowed, as in vLLM; a lookup returns the earliest still cached.
-// Flat arrays, no allocation after construction except the hash map.
+// Flat arrays and a flat hash map (flat_hash.hpp); no allocation after construction except when
+// the hash map grows.
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
+
+#include "kvsim/engine/flat_hash.hpp"
 
 namespace kvsim::engine {
 
@@ -68,7 +70,7 @@ class BlockPool {
   std::int64_t num_cached_ = 0;
   std::int64_t evictions_ = 0;
   bool enable_caching_;
-  std::unordered_map<std::uint64_t, BlockId> cached_;  // hash -> first block of its dup chain
+  FlatHashMap cached_;  // hash -> first block of its dup chain
 };
 
 }  // namespace kvsim::engine

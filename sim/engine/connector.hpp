@@ -38,6 +38,9 @@ class ConnectorHooks {
   virtual bool request_finished(const Request& r) = 0;
   // Whether stores cover prompt blocks only (vLLM offload_prompt_only, default true).
   virtual bool prompt_only() const = 0;
+  // Whether match() could answer nullopt now (some chunk it reads is pinned by a load in
+  // flight). false lets the engine skip a match() whose answer cannot change its decision.
+  virtual bool may_defer() const { return true; }
 };
 
 }  // namespace kvsim::engine

@@ -1,6 +1,7 @@
 #include "kvsim/engine/engine.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "kvsim/core/error.hpp"
@@ -15,6 +16,22 @@ Engine::Engine(const EngineConfig& config, std::int64_t num_gpu_blocks, std::int
       kv_(num_gpu_blocks, config.block_size, config.enable_prefix_caching, max_model_len) {
   KVSIM_ASSERT(config.block_size > 0, "block_size must be positive");
   KVSIM_ASSERT(config.max_num_batched_tokens > 0, "max_num_batched_tokens must be positive");
+  const char* plain = std::getenv("KVSIM_PLAIN_STEPS");
+  fast_paths_ = plain == nullptr || std::string(plain) != "1";
+}
+
+bool Engine::admission_blocked_anyway(const Request& r, std::int64_t hit_tokens, std::int64_t budget) const {
+  // match() answers nullopt (skip this request), 0 (allocate the first chunk; on failure, admit
+  // loaded requests behind the head when nothing runs, then stop) or > 0 (allocate the whole
+  // prompt; on failure stop). With no chunk pinned it cannot answer nullopt; with requests
+  // running the failed 0 case only stops; and when even the first chunk does not fit, the
+  // whole prompt does not either. Then admission stops whatever the answer, and a native
+  // connector's match() has no side effects, so it need not run.
+  if (!fast_paths_ || connector_->synchronous() || running_.empty() || connector_->may_defer()) return false;
+  std::int64_t n = r.num_tokens() - r.num_computed - hit_tokens;
+  if (config_.long_prefill_token_threshold > 0) n = std::min<std::int64_t>(n, config_.long_prefill_token_threshold);
+  n = std::min(n, budget);
+  return !kv_.can_allocate(r, n, hit_tokens, hit_scratch_);
 }
 
 void Engine::add_request(Request r, SimTime now) {
@@ -137,6 +154,7 @@ void Engine::schedule_pass(Plan& plan) {
         }
       }
       if (r.num_computed == 0 && connector_ != nullptr) {
+        if (admission_blocked_anyway(r, hit_tokens, budget)) break;
         // get_num_new_matched_tokens: tokens the offload tiers hold beyond the GPU hit.
         const auto external = connector_->match(r, hit_tokens);
         if (!external) {  // its blocks are being loaded for another request: try again later
@@ -151,6 +169,9 @@ void Engine::schedule_pass(Plan& plan) {
           const std::int64_t n = std::min(r.num_tokens() - computed, budget);
           if (!kv_.allocate_slots(r, *external + n, hit_tokens, hit_scratch_)) {
             connector_->release_match(r);
+            // As for any head that cannot get blocks: with nothing running, nothing frees blocks
+            // but the loaded requests parked behind it.
+            if (running_.empty()) admit_loaded_behind_head(plan, budget);
             break;
           }
           waiting_.pop_front();
@@ -174,6 +195,9 @@ void Engine::schedule_pass(Plan& plan) {
           // loaded part only, parked requests can fill the pool and stall the engine.
           if (!kv_.allocate_slots(r, r.num_tokens() - hit_tokens, hit_tokens, hit_scratch_, true)) {
             connector_->release_match(r);
+            // As for any head that cannot get blocks: with nothing running, nothing frees blocks
+            // but the loaded requests parked behind it.
+            if (running_.empty()) admit_loaded_behind_head(plan, budget);
             break;
           }
           r.loading = true;
@@ -354,6 +378,7 @@ void Engine::apply_outputs(const Plan& plan, SimTime now) {
   // update_from_output: each request that computed its last known token samples one; partial
   // prefill chunks sample nothing. A request at its forced length finishes and frees its blocks.
   for (const Item& it : plan.items) {
+    if (it.dropped) continue;
     Request& r = req(it.slot);
     if (connector_ != nullptr && r.status == RequestStatus::kRunning) store_new_blocks(r, now);
     if (!it.samples) continue;
@@ -390,8 +415,13 @@ void Engine::finish(Slot s, SimTime now) {
     KVSIM_ASSERT(it != running_.end(), "finishing a request that is not running");
     running_.erase(it);
   }
-  for (const Plan& p : plans_) {
-    for (const Item& item : p.items) KVSIM_ASSERT(item.slot != s, "a finished request is still scheduled");
+  // With async scheduling the step queued behind the one that just ended may already hold this
+  // request (a preempted request resumed there while its last token was in flight). That step
+  // still runs; vLLM's update_from_output skips requests that have finished, so kvsim drops
+  // the request's outputs there, and its synchronous load if it had one.
+  for (Plan& p : plans_) {
+    for (Item& item : p.items) item.dropped = item.dropped || item.slot == s;
+    std::erase_if(p.sync_loads, [s](const SyncLoad& l) { return l.slot == s; });
   }
   r.status = RequestStatus::kFinished;
   r.finish_time = now;

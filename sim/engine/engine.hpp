@@ -116,6 +116,11 @@ class Engine {
   int num_waiting() const { return static_cast<int>(waiting_.size()); }
   // Checks block accounting: every held block referenced, free count consistent (tests).
   void check_invariants() const;
+  // Whether the exact fast paths are on (default). The environment variable
+  // KVSIM_PLAIN_STEPS=1, read at construction, turns them off so every step takes the plain
+  // path; results are byte-identical either way (tests/scenario/fast_path_test.cpp).
+  bool fast_paths() const { return fast_paths_; }
+  void set_fast_paths(bool on) { fast_paths_ = on; }
 
  private:
   using Slot = std::int32_t;
@@ -123,6 +128,7 @@ class Engine {
     Slot slot;
     std::int64_t tokens;
     bool samples;  // the step computes the request's last known token, so it samples one
+    bool dropped = false;  // the request finished before this step's outputs came back
   };
   // One scheduled step: what it computes, how long it takes, what it looked like.
   struct SyncLoad {
@@ -156,7 +162,12 @@ class Engine {
   void release(Slot s);
   void store_new_blocks(Request& r, SimTime now);
 
+  // The waiting request `r` (nothing computed, GPU hit `hit_tokens` in hit_scratch_) cannot be
+  // admitted whatever the connector's match() answers: skip the match (fast path).
+  bool admission_blocked_anyway(const Request& r, std::int64_t hit_tokens, std::int64_t budget) const;
+
   EngineConfig config_;
+  bool fast_paths_ = true;
   std::int64_t max_model_len_;
   const models::ComputeModel& compute_;
   KvCacheManager kv_;

@@ -21,6 +21,7 @@ struct EngineConfig {
   int long_prefill_token_threshold = 0;      // 0: no per-request chunk cap
   std::string scheduling_policy = "fcfs";    // fcfs | priority
   bool enforce_eager = false;                // no CUDA graphs
+  int tensor_parallel_size = 1;              // GPUs per engine replica (models/tensor_parallel.hpp)
   // Time from a token leaving the engine to the client seeing it (API server, detokenize,
   // network), added to every streamed token.
   SimTime output_latency = 0;

@@ -55,6 +55,21 @@ bool KvCacheManager::allocate_slots(Request& req, std::int64_t num_new_tokens,
   return true;
 }
 
+bool KvCacheManager::can_allocate(const Request& req, std::int64_t num_new_tokens,
+                                  std::int64_t num_new_computed_tokens,
+                                  const std::vector<BlockId>& new_computed_blocks) const {
+  // The admission test of allocate_slots(), term for term.
+  const std::int64_t total_computed = req.num_computed + num_new_computed_tokens;
+  const std::int64_t need_slot = std::min(total_computed + num_new_tokens, max_model_len_);
+  const std::int64_t required = cdiv(need_slot, block_size_);
+  const auto held = static_cast<std::int64_t>(req.blocks.size());
+  const auto hits = static_cast<std::int64_t>(new_computed_blocks.size());
+  const std::int64_t num_new_blocks = std::max<std::int64_t>(required - held - hits, 0);
+  std::int64_t evictable_hits = 0;
+  for (BlockId b : new_computed_blocks) evictable_hits += pool_.ref_cnt(b) == 0 ? 1 : 0;
+  return num_new_blocks + evictable_hits <= pool_.num_free_blocks();
+}
+
 void KvCacheManager::cache_full_blocks(Request& req, std::int64_t num_tokens) {
   if (!enable_caching_) return;
   const std::int64_t full = std::min<std::int64_t>(

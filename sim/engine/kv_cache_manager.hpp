@@ -27,6 +27,9 @@ class KvCacheManager {
   // the prefix cache yet.
   bool allocate_slots(Request& req, std::int64_t num_new_tokens, std::int64_t num_new_computed_tokens,
                       const std::vector<BlockId>& new_computed_blocks, bool delay_cache = false);
+  // Whether allocate_slots() with these arguments would succeed; changes nothing.
+  bool can_allocate(const Request& req, std::int64_t num_new_tokens, std::int64_t num_new_computed_tokens,
+                    const std::vector<BlockId>& new_computed_blocks) const;
 
   // cache_blocks(): registers the request's full blocks up to `num_tokens` tokens.
   void cache_full_blocks(Request& req, std::int64_t num_tokens);

@@ -63,13 +63,20 @@ std::int64_t KvTier::match(std::span<const std::uint64_t> hashes, std::size_t fi
 }
 
 bool KvTier::is_ready(std::uint64_t hash) const {
-  auto it = index_.find(hash);
-  return it != index_.end() && entries_[static_cast<std::size_t>(it->second)].ready;
+  const std::int32_t e = index_.find(hash);
+  return e != FlatHashMap::kNone && entries_[static_cast<std::size_t>(e)].ready;
 }
 
 int KvTier::pins(std::uint64_t hash) const {
-  auto it = index_.find(hash);
-  return it == index_.end() ? 0 : entries_[static_cast<std::size_t>(it->second)].pins;
+  const std::int32_t e = index_.find(hash);
+  return e == FlatHashMap::kNone ? 0 : entries_[static_cast<std::size_t>(e)].pins;
+}
+
+int KvTier::ready_pins(std::uint64_t hash) const {
+  const std::int32_t e = index_.find(hash);
+  if (e == FlatHashMap::kNone) return -1;
+  const Entry& x = entries_[static_cast<std::size_t>(e)];
+  return x.ready ? x.pins : -1;
 }
 
 std::int32_t KvTier::evictable_in(List l) const {
@@ -102,7 +109,7 @@ bool KvTier::evict_one() {
   if (policy_ == EvictionPolicy::kArc) {
     x.ready = false;
     push_mru(victim, from == List::kT1 ? List::kB1 : List::kB2);
-    ghosts_[x.hash] = victim;
+    ghosts_.assign(x.hash, victim);
   } else {
     release(victim);
   }
@@ -127,16 +134,16 @@ void KvTier::trim_ghosts() {
 }
 
 bool KvTier::begin_store(std::uint64_t hash) {
-  if (index_.count(hash) != 0) {
+  if (index_.contains(hash)) {
     ++stats_.stores_dropped;
     return false;
   }
   List target = List::kT1;
   std::int32_t ghost = -1;
   if (policy_ == EvictionPolicy::kArc) {
-    auto g = ghosts_.find(hash);
-    if (g != ghosts_.end()) {
-      ghost = g->second;
+    const std::int32_t g = ghosts_.find(hash);
+    if (g != FlatHashMap::kNone) {
+      ghost = g;
       const auto b1 = static_cast<double>(std::max<std::int64_t>(list(List::kB1).size, 1));
       const auto b2 = static_cast<double>(std::max<std::int64_t>(list(List::kB2).size, 1));
       // A ghost hit in B1 says T1 was too small: grow p; in B2, shrink it.
@@ -163,16 +170,16 @@ bool KvTier::begin_store(std::uint64_t hash) {
     e = alloc(hash);
   }
   push_mru(e, target);
-  index_.emplace(hash, e);
+  index_.try_emplace(hash, e);
   ++stats_.stores_started;
   if (policy_ == EvictionPolicy::kArc) trim_ghosts();
   return true;
 }
 
 void KvTier::finish_store(std::uint64_t hash) {
-  auto it = index_.find(hash);
-  KVSIM_ASSERT(it != index_.end(), "finish_store of a chunk that is not in tier '" + name_ + "'");
-  Entry& x = entries_[static_cast<std::size_t>(it->second)];
+  const std::int32_t e = index_.find(hash);
+  KVSIM_ASSERT(e != FlatHashMap::kNone, "finish_store of a chunk that is not in tier '" + name_ + "'");
+  Entry& x = entries_[static_cast<std::size_t>(e)];
   KVSIM_ASSERT(!x.ready, "finish_store twice in tier '" + name_ + "'");
   x.ready = true;
   ++ready_;
@@ -180,26 +187,25 @@ void KvTier::finish_store(std::uint64_t hash) {
 }
 
 void KvTier::pin(std::uint64_t hash) {
-  auto it = index_.find(hash);
-  KVSIM_ASSERT(it != index_.end() && entries_[static_cast<std::size_t>(it->second)].ready,
+  const std::int32_t e = index_.find(hash);
+  KVSIM_ASSERT(e != FlatHashMap::kNone && entries_[static_cast<std::size_t>(e)].ready,
                "a load pinned a chunk that is not ready in tier '" + name_ + "'");
-  ++entries_[static_cast<std::size_t>(it->second)].pins;
+  if (entries_[static_cast<std::size_t>(e)].pins++ == 0) ++pinned_;
   ++stats_.loads;
 }
 
 void KvTier::unpin(std::uint64_t hash) {
-  auto it = index_.find(hash);
-  KVSIM_ASSERT(it != index_.end(), "unpin of a chunk not in tier '" + name_ + "'");
-  Entry& x = entries_[static_cast<std::size_t>(it->second)];
+  const std::int32_t e = index_.find(hash);
+  KVSIM_ASSERT(e != FlatHashMap::kNone, "unpin of a chunk not in tier '" + name_ + "'");
+  Entry& x = entries_[static_cast<std::size_t>(e)];
   KVSIM_ASSERT(x.pins > 0, "unpin without pin in tier '" + name_ + "'");
-  --x.pins;
+  if (--x.pins == 0) --pinned_;
 }
 
 void KvTier::touch(std::span<const std::uint64_t> hashes) {
   for (auto h = hashes.rbegin(); h != hashes.rend(); ++h) {
-    auto it = index_.find(*h);
-    if (it == index_.end()) continue;
-    const std::int32_t e = it->second;
+    const std::int32_t e = index_.find(*h);
+    if (e == FlatHashMap::kNone) continue;
     unlink(e);
     push_mru(e, policy_ == EvictionPolicy::kArc ? List::kT2 : List::kT1);
   }
@@ -229,9 +235,9 @@ void KvTier::check_invariants() const {
       if (l == List::kT1 || l == List::kT2) {
         ++resident;
         ready += x.ready ? 1 : 0;
-        KVSIM_ASSERT(index_.count(x.hash) == 1, "resident entry missing from the index");
+        KVSIM_ASSERT(index_.contains(x.hash), "resident entry missing from the index");
       } else {
-        KVSIM_ASSERT(ghosts_.count(x.hash) == 1, "ghost entry missing from the ghost index");
+        KVSIM_ASSERT(ghosts_.contains(x.hash), "ghost entry missing from the ghost index");
       }
     }
     KVSIM_ASSERT(n == list(l).size, "list size out of step in tier '" + name_ + "'");

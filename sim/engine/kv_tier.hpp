@@ -12,8 +12,9 @@
 #include <cstdint>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
+
+#include "kvsim/engine/flat_hash.hpp"
 
 namespace kvsim::engine {
 
@@ -37,13 +38,17 @@ class KvTier {
   std::int64_t capacity() const { return capacity_; }
   std::int64_t size() const { return static_cast<std::int64_t>(index_.size()); }
   std::int64_t ready_count() const { return ready_; }
+  // Entries with at least one pin (loads reading them).
+  std::int64_t pinned_count() const { return pinned_; }
 
   // Consecutive ready entries of `hashes` starting at `first` (counts toward the stats).
   std::int64_t match(std::span<const std::uint64_t> hashes, std::size_t first);
   bool is_ready(std::uint64_t hash) const;
-  bool contains(std::uint64_t hash) const { return index_.count(hash) != 0; }
+  bool contains(std::uint64_t hash) const { return index_.contains(hash); }
   // Loads in progress reading this chunk (0 when absent).
   int pins(std::uint64_t hash) const;
+  // One lookup for both: -1 when the chunk is not ready here, else its pins.
+  int ready_pins(std::uint64_t hash) const;
 
   // Makes room for a chunk about to be written, evicting as the policy says. Returns false, and
   // changes nothing, when the chunk is already here or no unpinned ready entry can be evicted.
@@ -90,10 +95,11 @@ class KvTier {
   EvictionPolicy policy_;
   std::vector<Entry> entries_;
   std::vector<std::int32_t> free_;
-  std::unordered_map<std::uint64_t, std::int32_t> index_;  // resident entries (T1, T2)
-  std::unordered_map<std::uint64_t, std::int32_t> ghosts_;  // ARC B1, B2
+  FlatHashMap index_;   // resident entries (T1, T2)
+  FlatHashMap ghosts_;  // ARC B1, B2
   DList lists_[4];
   std::int64_t ready_ = 0;
+  std::int64_t pinned_ = 0;
   double arc_p_ = 0;  // ARC target size of T1
   TierStats stats_;
 };

@@ -31,6 +31,14 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
     }
     return -1;
   }
+  // find() and the found tier's pins on the chunk, in one lookup per tier.
+  int find_pins(std::uint64_t h, int& pins) const {
+    for (std::size_t p = 0; p < paths_.size(); ++p) {
+      pins = tier_at(p).ready_pins(h);
+      if (pins >= 0) return static_cast<int>(p);
+    }
+    return -1;
+  }
 
   std::optional<std::int64_t> match(const Request& r, std::int64_t local_hit_tokens) override {
     const std::int64_t ct = chunk_tokens();
@@ -41,11 +49,10 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
     const std::int64_t first = synchronous() ? 0 : local_hit_tokens / ct;
     std::int64_t end = first;
     for (std::int64_t c = first; c < last; ++c) {
-      const std::uint64_t h = key(r, c);
-      const int p = find(h);
-      if (p < 0) break;
+      int pins = 0;
+      if (find_pins(key(r, c), pins) < 0) break;
       // Blocks being loaded for another request: ask again later (native connector).
-      if (!synchronous() && tier_at(static_cast<std::size_t>(p)).pins(h) > 0) return std::nullopt;
+      if (!synchronous() && pins > 0) return std::nullopt;
       end = c + 1;
     }
     std::int64_t hit = end * ct;
@@ -123,6 +130,14 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
   }
 
   bool prompt_only() const override { return sys_.prompt_only_; }
+
+  bool may_defer() const override {
+    if (synchronous()) return true;
+    for (std::size_t p = 0; p < paths_.size(); ++p) {
+      if (tier_at(p).pinned_count() > 0) return true;
+    }
+    return false;
+  }
 
   Engine* done(Op& op, SimTime now) {
     KvTier& tier = tier_at(static_cast<std::size_t>(op.stack_pos));

@@ -341,38 +341,42 @@ void write_summary_csv(std::ostream& os, const Summary& s, const RunInfo& info) 
   os << header << '\n' << values << '\n';
 }
 
+void RequestsJsonWriter::write(const RequestRecord& r) {
+  os_ << (count_ == 0 ? "[\n" : ",\n");
+  ++count_;
+  // One token per streamed chunk (see Summary::output_num_chunks): the chunks after the
+  // first, and the tokens of the first chunk.
+  const std::int64_t chunks = std::max<std::int64_t>(0, r.output_num_tokens - 1);
+  const std::int64_t first_chunk_tokens = r.output_num_tokens > 0 ? 1 : 0;
+  os_ << "  {\"ttft_ms\": " << json_number(r.ttft_ms)
+      << ", \"tpot_ms\": " << json_number(r.tpot_ms)
+      << ", \"latency_ms\": " << json_number(r.latency_ms)
+      << ", \"start_time_ms\": " << json_number(r.start_time_ms)
+      << ", \"input_num_turns\": " << std::to_string(r.input_num_turns)
+      << ", \"input_num_tokens\": " << std::to_string(r.input_num_tokens)
+      << ", \"output_num_tokens\": " << std::to_string(r.output_num_tokens)
+      << ", \"output_num_chunks\": " << std::to_string(chunks)
+      << ", \"output_num_first_chunk_tokens\": " << std::to_string(first_chunk_tokens)
+      << ", \"conversation_id\": " << json_quote(r.conversation_id)
+      << ", \"client_id\": " << std::to_string(r.client_id)
+      << ", \"request_id\": " << std::to_string(r.request_id)
+      << ", \"prompt_tokens\": " << std::to_string(r.prompt_tokens)
+      << ", \"cached_tokens\": " << std::to_string(r.cached_tokens)
+      << ", \"preemptions\": " << std::to_string(r.preemptions)
+      << ", \"server\": " << std::to_string(r.server)
+      << ", \"counted\": " << (r.counted ? "true" : "false") << '}';
+}
+
+void RequestsJsonWriter::finish() {
+  if (finished_) return;
+  finished_ = true;
+  os_ << (count_ == 0 ? "[]\n" : "\n]\n");
+}
+
 void write_requests_json(std::ostream& os, const std::vector<RequestRecord>& records) {
-  if (records.empty()) {
-    os << "[]\n";
-    return;
-  }
-  os << "[\n";
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    const RequestRecord& r = records[i];
-    // One token per streamed chunk (see Summary::output_num_chunks): the chunks after the
-    // first, and the tokens of the first chunk.
-    const std::int64_t chunks = std::max<std::int64_t>(0, r.output_num_tokens - 1);
-    const std::int64_t first_chunk_tokens = r.output_num_tokens > 0 ? 1 : 0;
-    os << "  {\"ttft_ms\": " << json_number(r.ttft_ms)
-       << ", \"tpot_ms\": " << json_number(r.tpot_ms)
-       << ", \"latency_ms\": " << json_number(r.latency_ms)
-       << ", \"start_time_ms\": " << json_number(r.start_time_ms)
-       << ", \"input_num_turns\": " << std::to_string(r.input_num_turns)
-       << ", \"input_num_tokens\": " << std::to_string(r.input_num_tokens)
-       << ", \"output_num_tokens\": " << std::to_string(r.output_num_tokens)
-       << ", \"output_num_chunks\": " << std::to_string(chunks)
-       << ", \"output_num_first_chunk_tokens\": " << std::to_string(first_chunk_tokens)
-       << ", \"conversation_id\": " << json_quote(r.conversation_id)
-       << ", \"client_id\": " << std::to_string(r.client_id)
-       << ", \"request_id\": " << std::to_string(r.request_id)
-       << ", \"prompt_tokens\": " << std::to_string(r.prompt_tokens)
-       << ", \"cached_tokens\": " << std::to_string(r.cached_tokens)
-       << ", \"preemptions\": " << std::to_string(r.preemptions)
-       << ", \"server\": " << std::to_string(r.server)
-       << ", \"counted\": " << (r.counted ? "true" : "false") << '}'
-       << (i + 1 < records.size() ? ",\n" : "\n");
-  }
-  os << "]\n";
+  RequestsJsonWriter w(os);
+  for (const RequestRecord& r : records) w.write(r);
+  w.finish();
 }
 
 TimeseriesCsvWriter::TimeseriesCsvWriter(std::ostream& os) : os_(os) {

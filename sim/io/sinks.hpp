@@ -3,6 +3,7 @@
 // records as JSON, and the per-step time series as streaming CSV. Every sink writes to the
 // std::ostream it is given (never to stdout on its own) and formats numbers without the
 // locale, so one run gives the same bytes every time. docs/results.md lists every key.
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -27,6 +28,22 @@ void write_summary_csv(std::ostream& os, const Summary& s, const RunInfo& info);
 // The request records as a JSON array, one object per line, in the given order: the
 // benchmark's --stats-json-output keys and kvsim's own.
 void write_requests_json(std::ostream& os, const std::vector<RequestRecord>& records);
+
+// The same JSON array written one record at a time as records arrive, so a long run need not
+// hold its records: write() each record, then finish() once. The bytes equal
+// write_requests_json over the same records in the same order.
+class RequestsJsonWriter {
+ public:
+  explicit RequestsJsonWriter(std::ostream& os) : os_(os) {}
+  void write(const RequestRecord& r);
+  void finish();
+  std::int64_t count() const { return count_; }
+
+ private:
+  std::ostream& os_;
+  std::int64_t count_ = 0;
+  bool finished_ = false;
+};
 
 // The per-step time series as CSV, one row per write(). The header line is written by the
 // constructor. Rows are formatted into a reused buffer, so writing does not allocate once

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 
 #include "kvsim/engine/connector.hpp"
 #include "kvsim/engine/engine.hpp"
@@ -18,11 +19,12 @@ class ScriptedConnector : public ConnectorHooks {
  public:
   std::int64_t offer = 0;        // external tokens offered to every lookup
   bool retry = false;            // answer "ask again later"
+  std::optional<std::uint64_t> retry_id;  // ... to this request only
   bool hold_blocks = false;      // request_finished() delays the free
   std::vector<std::pair<std::uint64_t, std::int64_t>> loads;    // (id, tokens)
   std::vector<std::pair<std::int64_t, std::int64_t>> stores;    // block ranges
-  std::optional<std::int64_t> match(const Request&, std::int64_t) override {
-    if (retry) return std::nullopt;
+  std::optional<std::int64_t> match(const Request& r, std::int64_t) override {
+    if (retry || retry_id == r.id) return std::nullopt;
     return offer;
   }
   int start_load(const Request& r, std::int64_t, std::int64_t tokens, SimTime) override {
@@ -84,6 +86,31 @@ TEST(Connector, RetryLeavesTheRequestWaiting) {
   EXPECT_EQ(e.num_waiting(), 1);
   conn.retry = false;
   EXPECT_TRUE(e.start(0).has_value());
+}
+
+// A head whose asynchronous load cannot get blocks for its prompt, with nothing running: only
+// the loaded requests parked behind it hold blocks, so they are admitted (as when the head of
+// the queue cannot get blocks for a prefill), instead of the engine idling for ever. Pool of 99
+// usable blocks; B (64 tokens, 4 blocks) parks while A is told to retry; then A, 1,536 tokens =
+// 96 blocks, finds only 95 free.
+TEST(Connector, LoadedRequestsBehindAHeadThatCannotLoadAreAdmitted) {
+  FixedCompute compute;
+  Engine e(sync_config(), 100, 8192, compute);
+  ScriptedConnector conn;
+  conn.offer = 64;
+  conn.retry_id = 1;
+  e.set_connector(&conn);
+  e.add_request(make_request(1, 1536, 4, 1), 0);  // A
+  e.add_request(make_request(2, 64, 4, 2), 0);    // B
+  EXPECT_FALSE(e.start(0).has_value());
+  ASSERT_EQ(conn.loads.size(), 1u);
+  EXPECT_EQ(conn.loads[0].first, 2u);
+  conn.retry_id.reset();
+  e.load_finished(2);
+  ASSERT_TRUE(e.start(0).has_value());
+  EXPECT_EQ(e.current_step().batch_tokens, 1);  // B's last prompt token
+  EXPECT_EQ(e.num_waiting(), 1);                // A still waits for blocks
+  e.check_invariants();
 }
 
 // Write-through stores: after each step the full prompt blocks computed so far are handed to

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Prints kvsim's speed figures, one benchmark case per process so each case's peak memory
+# (getrusage ru_maxrss) is its own. Usage:
+#   bench/run.sh [BUILD_DIR] [CASE_REGEX]      (default build/release, all cases)
+# Build first, in Release:
+#   cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release && cmake --build build/release --target kvsim_bench
+# Columns: wall and CPU seconds per run, simulated seconds per wall second, engine steps per
+# wall second, requests per wall second, peak resident memory.
+set -euo pipefail
+build=${1:-build/release}
+filter=${2:-.}
+bin="$build/bench/kvsim_bench"
+[[ -x "$bin" ]] || { echo "no $bin: build the kvsim_bench target first" >&2; exit 2; }
+cases=$("$bin" --benchmark_list_tests | grep -E "$filter")
+printf '%-28s %9s %9s %14s %12s %12s %10s\n' case wall_s cpu_s sim_s/wall_s steps/s requests/s peak_MiB
+for c in $cases; do
+  name=${c%/real_time}
+  "$bin" --benchmark_filter="^${name}(/|\$)" --benchmark_format=json 2>/dev/null |
+    python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for b in d["benchmarks"]:
+    unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]]
+    print("%-28s %9.3f %9.3f %14.0f %12.0f %12.0f %10.1f" % (
+        b["name"].replace("/real_time", ""), b["real_time"] * unit, b["cpu_time"] * unit,
+        b["sim_s_per_wall_s"], b["steps_per_s"], b["requests_per_s"], b["peak_rss_MiB"]))
+'
+done
