@@ -6,10 +6,23 @@
 #include "kvsim/core/rng.hpp"
 #include "kvsim/workload/conversation.hpp"
 #include "kvsim/workload/multi_turn_driver.hpp"
+#include "kvsim/workload/sharegpt.hpp"
 #include "kvsim/workload/trace_driver.hpp"
 #include "kvsim/workload/vllm_input.hpp"
 
 namespace kvsim::workload {
+namespace {
+
+// A JSON list whose first item has "conversations": raw ShareGPT, not vLLM's own input file.
+bool is_raw_sharegpt(const std::string& path) {
+  try {
+    return detect_trace_format(path) == "sharegpt";
+  } catch (const InputError&) {
+    return false;  // read_vllm_input reports the file's problems
+  }
+}
+
+}  // namespace
 
 std::string resolve_path(const std::string& path, const std::string& base_dir) {
   const std::filesystem::path p(path);
@@ -22,14 +35,13 @@ std::unique_ptr<Driver> make_driver(const WorkloadSpec& spec, const std::string&
   if (spec.kind == WorkloadSpec::Kind::kTrace) {
     if (spec.trace.file.empty())
       throw InputError(Diagnostic{"", 0, 0, "workload.trace.file", "a trace file is required"});
-    if (spec.trace.format != "auto" && spec.trace.format != "mooncake") {
-      throw InputError(
-          Diagnostic{"", 0, 0, "workload.trace.format",
-                     "unknown trace format '" + spec.trace.format + "' (valid: auto, mooncake)"});
-    }
-    const std::string path = resolve_path(spec.trace.file, base_dir);
-    std::vector<TraceRequest> requests = read_mooncake_trace(path, spec.trace.hash_block_tokens);
-    return std::make_unique<TraceDriver>(std::move(requests), spec.trace, spec.trace.file);
+    TraceReadOptions opt;
+    opt.format = spec.trace.format;
+    opt.hash_block_tokens = spec.trace.hash_block_tokens;
+    opt.sharegpt = spec.sharegpt;
+    opt.chat_template = spec.chat_template;
+    const Trace trace = read_trace(resolve_path(spec.trace.file, base_dir), opt);
+    return std::make_unique<TraceDriver>(trace, spec.trace);
   }
 
   const bool inline_config = spec.generation.has_value();
@@ -40,7 +52,10 @@ std::unique_ptr<Driver> make_driver(const WorkloadSpec& spec, const std::string&
   }
   std::optional<GenerationConfig> generation = spec.generation;
   std::vector<Conversation> conversations;
-  if (file) {
+  if (file && is_raw_sharegpt(resolve_path(spec.input_file, base_dir))) {
+    conversations =
+        to_conversations(read_sharegpt(resolve_path(spec.input_file, base_dir), spec.sharegpt));
+  } else if (file) {
     VllmInput input = read_vllm_input(resolve_path(spec.input_file, base_dir));
     generation = std::move(input.generation);
     conversations = std::move(input.conversations);

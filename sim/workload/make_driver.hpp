@@ -2,8 +2,9 @@
 // Builds the Driver a WorkloadSpec describes:
 //   kMultiTurn: conversations from the inline generation config or from the vLLM input file
 //               (a generation config is generated with RngFactory(seed).stream("generation")),
-//               driven by MultiTurnDriver;
-//   kTrace:     a Mooncake trace replayed by TraceDriver.
+//               driven by MultiTurnDriver; a raw ShareGPT input_file is converted first as
+//               vLLM's convert_sharegpt_to_openai.py does, with spec.sharegpt's filters;
+//   kTrace:     a trace of any format read_trace() reads, replayed by TraceDriver.
 // Relative file paths resolve against `base_dir` (the scenario file's folder). Bad input
 // throws InputError.
 #include <cstdint>

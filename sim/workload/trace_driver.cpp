@@ -1,65 +1,102 @@
 #include "kvsim/workload/trace_driver.hpp"
 
-#include <cmath>
+#include <algorithm>
 
 #include "kvsim/core/error.hpp"
 #include "kvsim/workload/distributions.hpp"
 
 namespace kvsim::workload {
 
-TraceDriver::TraceDriver(std::vector<TraceRequest> requests, const TraceSpec& spec,
-                         std::string source_name)
-    : requests_(std::move(requests)), spec_(spec), source_name_(std::move(source_name)) {
-  std::vector<Diagnostic> errors;
-  if (!std::isfinite(spec_.time_scale) || spec_.time_scale <= 0) {
-    errors.push_back(Diagnostic{"", 0, 0, "trace.time_scale", "must be > 0"});
+TraceWindow trace_window(const TraceSpec& spec) {
+  TraceWindow w;
+  w.time_scale = spec.time_scale;
+  w.rate_scale = spec.rate_scale;
+  w.start_s = to_seconds(spec.start);
+  w.duration_s = to_seconds(spec.duration);
+  w.max_requests = spec.max_requests;
+  return w;
+}
+
+TraceDriver::TraceDriver(const Trace& trace, const TraceSpec& spec) : spec_(spec) {
+  if (spec_.mode != "open" && spec_.mode != "closed") {
+    throw InputError(
+        Diagnostic{"", 0, 0, "trace.mode", "must be open or closed, got '" + spec_.mode + "'"});
   }
-  if (spec_.max_requests < 0)
-    errors.push_back(Diagnostic{"", 0, 0, "trace.max_requests", "must be >= 0 (0 = all)"});
-  if (spec_.hash_block_tokens <= 0)
-    errors.push_back(Diagnostic{"", 0, 0, "trace.hash_block_tokens", "must be >= 1"});
-  if (!errors.empty()) throw InputError(std::move(errors));
-  if (spec_.max_requests > 0 && static_cast<std::size_t>(spec_.max_requests) < requests_.size()) {
-    requests_.resize(static_cast<std::size_t>(spec_.max_requests));
-  }
-  arrivals_.reserve(requests_.size());
+  closed_ = spec_.mode == "closed";
+  trace_ = select(trace, trace_window(spec_));
+  const std::size_t n = trace_.requests.size();
+  arrivals_.reserve(n);
+  children_.resize(n);
   SimTime last = 0;
-  for (const TraceRequest& r : requests_) {
-    const SimTime t = from_ms(r.timestamp_ms * spec_.time_scale);
+  for (std::size_t i = 0; i < n; ++i) {
+    const TraceRequest& r = trace_.requests[i];
+    const SimTime t = from_ms(r.timestamp_ms);
     KVSIM_ASSERT(t >= last, "trace requests must be sorted by timestamp");
     arrivals_.push_back(t);
     last = t;
+    if (closed_ && r.parent >= 0) {
+      children_[static_cast<std::size_t>(r.parent)].push_back(i);
+    } else {
+      ready_.emplace(t, i);
+    }
   }
 }
 
-void TraceDriver::start(WorkloadContext& ctx) {
-  if (!requests_.empty()) ctx.wake_at(std::max(arrivals_.front(), ctx.now()), 0);
+void TraceDriver::start(WorkloadContext& ctx) { schedule(ctx); }
+
+void TraceDriver::schedule(WorkloadContext& ctx) {
+  if (ready_.empty()) return;
+  const SimTime t = std::max(ready_.begin()->first, ctx.now());
+  if (timers_.insert(t).second) ctx.wake_at(t, static_cast<std::int64_t>(ready_.begin()->second));
+}
+
+void TraceDriver::submit(std::size_t i, WorkloadContext& ctx) {
+  const TraceRequest& r = trace_.requests[i];
+  RequestSpec spec;
+  spec.prompt = trace_prompt(r, i, trace_.hash_block_tokens);
+  spec.output_tokens = std::max<std::int64_t>(1, r.output_length);
+  spec.output_content_id = trace_output_stream(i);
+  spec.conversation_id = r.conversation;
+  spec.input_num_turns = r.turn > 0 ? 2 * r.turn - 1 : 1;
+  spec.input_num_tokens = r.input_length;
+  const std::uint64_t id = ctx.submit(std::move(spec));
+  if (closed_ && !children_[i].empty()) in_flight_.emplace(id, i);
+  ++submitted_;
 }
 
 void TraceDriver::submit_due(WorkloadContext& ctx) {
-  while (next_ < requests_.size() && arrivals_[next_] <= ctx.now()) {
-    const TraceRequest& r = requests_[next_];
-    RequestSpec spec;
-    spec.prompt = trace_prompt(r, next_, spec_.hash_block_tokens);
-    spec.output_tokens = r.output_length;
-    spec.output_content_id = trace_output_stream(next_);
-    spec.input_num_turns = 1;
-    spec.input_num_tokens = r.input_length;
-    ctx.submit(std::move(spec));
-    ++next_;
+  while (!ready_.empty() && ready_.begin()->first <= ctx.now()) {
+    const std::size_t i = ready_.begin()->second;
+    ready_.erase(ready_.begin());
+    submit(i, ctx);
   }
-  if (next_ < requests_.size()) ctx.wake_at(arrivals_[next_], static_cast<std::int64_t>(next_));
+  schedule(ctx);
 }
 
-void TraceDriver::on_wake(std::int64_t /*tag*/, WorkloadContext& ctx) { submit_due(ctx); }
+void TraceDriver::on_wake(std::int64_t /*tag*/, WorkloadContext& ctx) {
+  timers_.erase(ctx.now());
+  submit_due(ctx);
+}
 
-void TraceDriver::on_complete(const Completion& /*c*/, WorkloadContext& /*ctx*/) {}
+void TraceDriver::on_complete(const Completion& c, WorkloadContext& ctx) {
+  if (!closed_) return;
+  const auto it = in_flight_.find(c.request_id);
+  if (it == in_flight_.end()) return;
+  const std::size_t parent = it->second;
+  in_flight_.erase(it);
+  for (const std::size_t child : children_[parent])
+    ready_.emplace(std::max(arrivals_[child], ctx.now()), child);
+  submit_due(ctx);
+}
 
 std::vector<std::string> TraceDriver::describe() const {
-  return {"trace=" + source_name_, "format=mooncake",
-          "num_requests=" + std::to_string(requests_.size()),
+  return {"trace=" + spec_.file,
+          "format=" + trace_.format,
+          "mode=" + spec_.mode,
+          "num_requests=" + std::to_string(trace_.requests.size()),
           "time_scale=" + python_number_repr(spec_.time_scale),
-          "hash_block_tokens=" + std::to_string(spec_.hash_block_tokens)};
+          "rate_scale=" + python_number_repr(spec_.rate_scale),
+          "hash_block_tokens=" + std::to_string(trace_.hash_block_tokens)};
 }
 
 }  // namespace kvsim::workload

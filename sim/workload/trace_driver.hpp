@@ -1,41 +1,61 @@
 #pragma once
-// Open-loop replay of a request trace: request i is submitted at
-// arrival_i = timestamp_ms_i * time_scale (milliseconds from the run start, rounded to the
-// nanosecond), whatever the server's state; completions change nothing. Requests with equal
-// arrival times go in trace order. max_requests > 0 keeps only the first that many (in time
-// order). One timer is pending at a time (the next arrival).
+// Replay of a request trace (trace.hpp) in one of two modes (TraceSpec::mode):
+//   open:   request i is submitted at arrival_i, whatever the server's state;
+//   closed: a request with a parent (the previous turn of its conversation) is submitted at
+//           max(arrival_i, completion of its parent), so a speed-up (time_scale < 1 or
+//           rate_scale > 1) never sends a turn before the answer it follows; requests without a
+//           parent go at arrival_i as in open mode.
+// arrival_i = the request's timestamp after TraceSpec's window and scales (select() in
+// trace.hpp): ((t_i - start) * time_scale / rate_scale) milliseconds from the run start, rounded
+// to the nanosecond. Requests due at the same time go in trace order. An output length of 0
+// (Azure, Bailian) is sent as 1 token. The prompt is trace_prompt() with the trace's hash block
+// size, so equal hash ids share KV blocks and traces without prefix information never do.
+#include <cstdint>
+#include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kvsim/workload/driver.hpp"
-#include "kvsim/workload/mooncake_trace.hpp"
+#include "kvsim/workload/trace.hpp"
 #include "kvsim/workload/workload_spec.hpp"
 
 namespace kvsim::workload {
 
 class TraceDriver final : public Driver {
  public:
-  // `requests` sorted by timestamp (as read_mooncake_trace returns them). Throws InputError for
-  // time_scale <= 0, max_requests < 0 or hash_block_tokens <= 0.
-  TraceDriver(std::vector<TraceRequest> requests, const TraceSpec& spec, std::string source_name);
+  // `trace` sorted by timestamp (as read_trace returns it). Throws InputError for a bad mode or
+  // window (time_scale, rate_scale <= 0, start, duration, max_requests < 0).
+  TraceDriver(const Trace& trace, const TraceSpec& spec);
 
   void start(WorkloadContext& ctx) override;
   void on_wake(std::int64_t tag, WorkloadContext& ctx) override;
   void on_complete(const Completion& c, WorkloadContext& ctx) override;
   std::vector<std::string> describe() const override;
 
-  std::size_t size() const { return requests_.size(); }
+  std::size_t size() const { return trace_.requests.size(); }
   SimTime arrival(std::size_t i) const { return arrivals_[i]; }
-  std::size_t submitted() const { return next_; }
+  std::size_t submitted() const { return submitted_; }
+  const Trace& trace() const { return trace_; }
 
  private:
+  void submit(std::size_t i, WorkloadContext& ctx);
   void submit_due(WorkloadContext& ctx);
+  void schedule(WorkloadContext& ctx);
 
-  std::vector<TraceRequest> requests_;
-  std::vector<SimTime> arrivals_;
+  Trace trace_;
   TraceSpec spec_;
-  std::string source_name_;
-  std::size_t next_ = 0;
+  bool closed_ = false;
+  std::vector<SimTime> arrivals_;
+  std::vector<std::vector<std::size_t>> children_;
+  std::set<std::pair<SimTime, std::size_t>> ready_;  // (release time, index): may be submitted
+  std::set<SimTime> timers_;                         // wake-ups already set
+  std::map<std::uint64_t, std::size_t> in_flight_;   // request id -> trace index
+  std::size_t submitted_ = 0;
 };
+
+// TraceWindow of a TraceSpec.
+TraceWindow trace_window(const TraceSpec& spec);
 
 }  // namespace kvsim::workload

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "kvsim/core/units.hpp"
+
 namespace kvsim::workload {
 
 // One numeric field of vLLM's generation config: {"distribution": name, ...params}.
@@ -63,12 +65,28 @@ struct ClientSpec {
   int limit_max_tokens = 0;
 };
 
+// Filters of vLLM's benchmarks/multi_turn/convert_sharegpt_to_openai.py, for raw ShareGPT input
+// (0 means "not given", as the script's `if x:` tests treat it).
+struct ShareGptFilter {
+  std::int64_t seed = 0;             // --seed (random.seed: shuffle, then sample)
+  std::int64_t max_items = 0;        // --max-items: sample this many conversations; 0 = all
+  int min_turns = 0;                 // --min-turns: messages, before max_turns truncation
+  int max_turns = 0;                 // --max-turns: keep the first messages; 0 = all
+  std::int64_t min_content_len = 0;  // --min-content-len, characters (code points)
+  std::int64_t max_content_len = 0;  // --max-content-len
+  bool exclude_non_english = true;   // keep only all-ASCII conversations (--no-exclude-non-english)
+};
+
 struct TraceSpec {
   std::string file;
-  std::string format = "auto";   // auto | mooncake
-  double time_scale = 1.0;       // multiply inter-arrival times
+  std::string format = "auto";    // auto | mooncake | bailian | azure | burstgpt | sharegpt | openai
+  std::string mode = "open";      // open: at timestamps; closed: a turn also waits for its parent
+  double time_scale = 1.0;        // multiply inter-arrival times
+  double rate_scale = 1.0;        // multiply the request rate (divide times)
+  SimTime start = 0;              // window start, in the trace's own time
+  SimTime duration = 0;           // window length; 0 = to the end
   std::int64_t max_requests = 0;  // 0 = all
-  int hash_block_tokens = 512;   // tokens per trace hash id (Mooncake: 512)
+  int hash_block_tokens = 0;      // tokens per trace hash id; 0 = the format's (Mooncake 512)
 };
 
 struct WorkloadSpec {
@@ -78,6 +96,7 @@ struct WorkloadSpec {
   // (JSON dict = generation config, JSON list = conversations).
   std::optional<GenerationConfig> generation;
   std::string input_file;
+  ShareGptFilter sharegpt;  // applies when input_file is a raw ShareGPT file
   ClientSpec clients;
   ChatTemplate chat_template;
   TraceSpec trace;

@@ -36,6 +36,29 @@ line=$(wc -l <"$work/trace.jsonl")
 "$kvsim" run "$example" --trace "$work/trace.jsonl" >"$work/out" 2>"$work/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "trace.jsonl:$line:" "$work/err"; check "bad trace line -> exit 2 with its line" $?
 
+# 4b. Every trace reader: a malformed row -> exit 2 naming file:line; each sample replays.
+traces="$src/scenarios/traces"
+bad_trace() {  # bad_trace NAME FILE LINE
+  "$kvsim" run "$example" --trace "$2" --max-requests 20 >"$work/out" 2>"$work/err"; rc=$?
+  [ $rc -eq 2 ] && grep -q "$(basename "$2"):$3:" "$work/err"; check "$1: bad row -> exit 2 with its line" $?
+}
+{ head -2 "$traces/bailian_example.jsonl"
+  printf '{"chat_id": 99, "parent_chat_id": -1, "timestamp": 3, "input_length": 20, "output_length": 3, "hash_ids": [1]}\n'; } >"$work/bad_bailian.jsonl"
+bad_trace bailian "$work/bad_bailian.jsonl" 3
+{ head -3 "$traces/azure_conv_2023_head250.csv"; printf '2023-11-16 18:15:50.1,12x,7\n'; } >"$work/bad_azure.csv"
+bad_trace azure "$work/bad_azure.csv" 4
+{ head -2 "$traces/burstgpt_example.csv"; printf 'soon,ChatGPT,10,5,15,API log\n'; } >"$work/bad_burstgpt.csv"
+bad_trace burstgpt "$work/bad_burstgpt.csv" 3
+printf '[\n{"id": "a_0", "conversations": [{"from": "robot", "value": "x"}]}\n]\n' >"$work/bad_sharegpt.json"
+bad_trace sharegpt "$work/bad_sharegpt.json" 2
+for f in mooncake_conversation_head250.jsonl bailian_example.jsonl azure_conv_2023_head250.csv azure_code_2024_example.csv burstgpt_example.csv; do
+  "$kvsim" run "$example" --trace "$traces/$f" --max-requests 20 --rate-scale 2 --trace-mode closed --format json >"$work/t.json" 2>"$work/err"
+  [ $? -eq 0 ] && grep -q '"ttft_ms"' "$work/t.json"; check "replay $f" $?
+done
+"$kvsim" convert-sharegpt "$traces/sharegpt_example.json" "$work/conv.json" --seed 1 2>"$work/err" &&
+  python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); assert [x["id"] for x in c] == ["b", "a"], c' "$work/conv.json"
+check "convert-sharegpt writes vLLM's conversation file" $?
+
 # 5. A good run: table printed, same seed gives byte-identical JSON twice.
 "$kvsim" run "$example" >"$work/table" 2>"$work/err"; rc=$?
 [ $rc -eq 0 ] && grep -q "ttft_ms" "$work/table" && grep -q "requests_per_sec" "$work/table"; check "run prints the table" $?

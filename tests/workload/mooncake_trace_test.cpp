@@ -36,7 +36,7 @@ TEST(MooncakeTrace, RealConversationTraceLoads) {
   for (std::size_t i = 0; i < reqs.size(); ++i) {
     in += reqs[i].input_length;
     out += reqs[i].output_length;
-    ASSERT_EQ(total_tokens(trace_prompt(reqs[i], i)), reqs[i].input_length)
+    ASSERT_EQ(total_tokens(trace_prompt(reqs[i], i, 512)), reqs[i].input_length)
         << "line " << reqs[i].line;
   }
   EXPECT_EQ(in, 144'793'823);
@@ -47,8 +47,8 @@ TEST(MooncakeTrace, RealConversationTraceLoads) {
   EXPECT_EQ(reqs.back().timestamp_ms, 3'536'999.0);
   EXPECT_EQ(reqs.back().line, 12031);
   // The first two requests share hash id 0 (their first 512 tokens), then differ.
-  const auto h0 = block_hashes(trace_prompt(reqs[0], 0), 512);
-  const auto h1 = block_hashes(trace_prompt(reqs[1], 1), 512);
+  const auto h0 = block_hashes(trace_prompt(reqs[0], 0, 512), 512);
+  const auto h1 = block_hashes(trace_prompt(reqs[1], 1, 512), 512);
   EXPECT_EQ(h0[0], h1[0]);
   EXPECT_NE(h0[1], h1[1]);
 }
@@ -109,23 +109,24 @@ TEST(MooncakeTrace, SortedStablyByTimestamp) {
 // two requests with ids [0, 1, 2] and [0, 1, 3] of 1100 tokens share two 512-token blocks.
 TEST(MooncakeTrace, PromptBlocks) {
   const auto reqs = read_mooncake_trace(kFixtures + "small_trace.jsonl");
-  const TokenSequence a = trace_prompt(reqs[0], 0);
-  const TokenSequence b = trace_prompt(reqs[2], 2);
+  const TokenSequence a = trace_prompt(reqs[0], 0, 512);
+  const TokenSequence b = trace_prompt(reqs[2], 2, 512);
   ASSERT_EQ(a.size(), 3u);  // 512 + 512 + 76
   EXPECT_EQ(a[0], (TokenSegment{content_id(ContentKind::kTraceBlock, 0), 0, 512}));
   EXPECT_EQ(a[1], b[1]);
   EXPECT_EQ(a[2].length, 76);
   EXPECT_NE(a[2].content_id, b[2].content_id);  // same hash id 2 vs 3 aside, tails never match
   TraceRequest same = reqs[0];
-  EXPECT_NE(trace_prompt(same, 7).back(), trace_prompt(same, 8).back());
-  EXPECT_EQ(trace_prompt(reqs[1], 1).size(), 1u);  // exactly one full block, no tail
+  EXPECT_NE(trace_prompt(same, 7, 512).back(), trace_prompt(same, 8, 512).back());
+  EXPECT_EQ(trace_prompt(reqs[1], 1, 512).size(), 1u);  // exactly one full block, no tail
 }
 
 // Open loop: request i is sent at timestamp_i * time_scale ms, whatever the completions do.
 TEST(TraceDriver, SubmitsAtScaledTimestamps) {
   TraceSpec spec;
   spec.time_scale = 0.5;
-  TraceDriver d(read_mooncake_trace(kFixtures + "small_trace.jsonl"), spec, "small_trace.jsonl");
+  spec.file = "small_trace.jsonl";
+  TraceDriver d(read_trace(kFixtures + "small_trace.jsonl"), spec);
   testing::FakeContext ctx;
   ctx.latency = [](const RequestSpec&) { return 10 * kSecond; };
   ctx.run(d);
@@ -144,12 +145,12 @@ TEST(TraceDriver, SubmitsAtScaledTimestamps) {
 TEST(TraceDriver, MaxRequestsAndValidation) {
   TraceSpec spec;
   spec.max_requests = 2;
-  TraceDriver d(read_mooncake_trace(kFixtures + "small_trace.jsonl"), spec, "t");
+  TraceDriver d(read_trace(kFixtures + "small_trace.jsonl"), spec);
   testing::FakeContext ctx;
   ctx.run(d);
   EXPECT_EQ(ctx.sent.size(), 2u);
   spec.time_scale = 0;
-  EXPECT_THROW(TraceDriver({}, spec, "t"), InputError);
+  EXPECT_THROW(TraceDriver(Trace{}, spec), InputError);
 }
 
 }  // namespace

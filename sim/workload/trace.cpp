@@ -1,0 +1,238 @@
+#include "kvsim/workload/trace.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+
+#include "kvsim/core/error.hpp"
+#include "kvsim/workload/azure_trace.hpp"
+#include "kvsim/workload/bailian_trace.hpp"
+#include "kvsim/workload/burstgpt_trace.hpp"
+#include "kvsim/workload/mooncake_trace.hpp"
+#include "kvsim/workload/sharegpt.hpp"
+#include "kvsim/workload/vllm_input.hpp"
+
+namespace kvsim::workload {
+namespace {
+
+constexpr std::uint64_t kTraceTailSalt = 0x74726163657461ULL;      // "tracea"
+constexpr std::uint64_t kTraceOutputSalt = 0x74726163656f7574ULL;  // "traceout"
+constexpr int kConversationBlockTokens = 16;                       // vLLM's default block size
+constexpr std::size_t kDetectBytes = 1 << 16;
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, 0, "cannot open the trace file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The first key of the first object in a JSON list's head: "conversations" or "messages" decide.
+std::string list_format(const std::string& head) {
+  const auto conv = head.find("\"conversations\"");
+  const auto msgs = head.find("\"messages\"");
+  if (conv == std::string::npos && msgs == std::string::npos) return "";
+  return conv < msgs ? "sharegpt" : "openai";
+}
+
+}  // namespace
+
+const std::vector<std::string>& trace_formats() {
+  static const std::vector<std::string> names{"auto",     "mooncake", "bailian", "azure",
+                                              "burstgpt", "sharegpt", "openai"};
+  return names;
+}
+
+std::string detect_trace_format(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, 0, "cannot open the trace file");
+  std::string head(kDetectBytes, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  if (head.rfind("\xEF\xBB\xBF", 0) == 0) head.erase(0, 3);
+  const auto first = head.find_first_not_of(" \t\r\n");
+  const std::string known = "; kvsim reads " +
+                            std::string("Mooncake and Bailian JSONL, Azure and BurstGPT CSV, ") +
+                            "raw ShareGPT and OpenAI-messages JSON (docs/workloads.md)";
+  if (first == std::string::npos) throw InputError(path, 0, 0, "empty trace file");
+  if (head[first] == '[') {
+    std::string f = list_format(head);
+    if (f.empty()) {
+      throw InputError(
+          path, 1, 1,
+          "a JSON list whose first item has neither \"conversations\" (ShareGPT) nor \"messages\" "
+          "(OpenAI messages)" +
+              known);
+    }
+    return f;
+  }
+  const auto eol = head.find('\n', first);
+  std::string line = head.substr(first, eol == std::string::npos ? std::string::npos : eol - first);
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  const int line_no =
+      1 + static_cast<int>(
+              std::count(head.begin(), head.begin() + static_cast<std::ptrdiff_t>(first), '\n'));
+  if (head[first] == '{') {
+    if (line.find("\"chat_id\"") != std::string::npos) return "bailian";
+    if (line.find("\"hash_ids\"") != std::string::npos &&
+        line.find("\"timestamp\"") != std::string::npos) {
+      return "mooncake";
+    }
+    throw InputError(path, line_no, 1,
+                     "the first line is neither a Mooncake row (timestamp, input_length, "
+                     "output_length, hash_ids) "
+                     "nor a Bailian row (chat_id, parent_chat_id, ...)" +
+                         known);
+  }
+  if (line.find("ContextTokens") != std::string::npos &&
+      line.find("GeneratedTokens") != std::string::npos) {
+    return "azure";
+  }
+  if (line.find("Request tokens") != std::string::npos &&
+      line.find("Response tokens") != std::string::npos) {
+    return "burstgpt";
+  }
+  throw InputError(path, line_no, 1,
+                   "unknown trace format (first line: '" + line.substr(0, 80) + "')" + known);
+}
+
+Trace read_trace(const std::string& path, const TraceReadOptions& opt) {
+  const auto& names = trace_formats();
+  if (std::find(names.begin(), names.end(), opt.format) == names.end()) {
+    throw InputError(
+        Diagnostic{"", 0, 0, "trace.format",
+                   "unknown trace format '" + opt.format +
+                       "' (valid: auto, mooncake, bailian, azure, burstgpt, sharegpt, openai)"});
+  }
+  if (opt.hash_block_tokens < 0) {
+    throw InputError(
+        Diagnostic{"", 0, 0, "trace.hash_block_tokens", "must be >= 0 (0: the format's own)"});
+  }
+  const std::string format = opt.format == "auto" ? detect_trace_format(path) : opt.format;
+  const auto block = [&](int own) {
+    return opt.hash_block_tokens > 0 ? opt.hash_block_tokens : own;
+  };
+  if (format == "sharegpt" || format == "openai") {
+    std::vector<Conversation> conversations;
+    if (format == "sharegpt") {
+      conversations = to_conversations(read_sharegpt(path, opt.sharegpt));
+    } else {
+      VllmInput input = parse_vllm_input(read_all(path), path);
+      if (input.generation) {
+        throw InputError(
+            path, 1, 1,
+            "a generation config, not a conversation list: it has no requests to replay");
+      }
+      conversations = std::move(input.conversations);
+    }
+    return conversations_to_trace(conversations, opt.chat_template, block(kConversationBlockTokens),
+                                  format, path);
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, 0, "cannot open the trace file");
+  if (format == "mooncake") return parse_mooncake(in, path, block(kMooncakeBlockTokens));
+  if (format == "bailian") return parse_bailian(in, path, block(kBailianBlockTokens));
+  if (format == "azure") return parse_azure(in, path);
+  return parse_burstgpt(in, path);
+}
+
+void validate_window(const TraceWindow& w, const std::string& prefix) {
+  std::vector<Diagnostic> errors;
+  const auto positive = [&](double v, const char* key) {
+    if (!std::isfinite(v) || v <= 0)
+      errors.push_back(Diagnostic{"", 0, 0, prefix + "." + key, "must be > 0"});
+  };
+  const auto non_negative = [&](double v, const char* key) {
+    if (!std::isfinite(v) || v < 0)
+      errors.push_back(Diagnostic{"", 0, 0, prefix + "." + key, "must be >= 0"});
+  };
+  positive(w.time_scale, "time_scale");
+  positive(w.rate_scale, "rate_scale");
+  non_negative(w.start_s, "start");
+  non_negative(w.duration_s, "duration");
+  if (w.max_requests < 0) {
+    errors.push_back(Diagnostic{"", 0, 0, prefix + ".max_requests", "must be >= 0 (0 = all)"});
+  }
+  if (!errors.empty()) throw InputError(std::move(errors));
+}
+
+Trace select(const Trace& trace, const TraceWindow& w) {
+  validate_window(w);
+  Trace out;
+  out.format = trace.format;
+  out.source = trace.source;
+  out.hash_block_tokens = trace.hash_block_tokens;
+  out.skipped_rows = trace.skipped_rows;
+  const double start_ms = w.start_s * 1000.0;
+  const double end_ms = w.duration_s > 0 ? start_ms + w.duration_s * 1000.0 : HUGE_VAL;
+  const double scale = w.time_scale / w.rate_scale;
+  std::vector<std::int64_t> new_index(trace.requests.size(), -1);
+  for (std::size_t i = 0; i < trace.requests.size(); ++i) {
+    const TraceRequest& r = trace.requests[i];
+    if (r.timestamp_ms < start_ms || r.timestamp_ms >= end_ms) continue;
+    if (w.max_requests > 0 && static_cast<std::int64_t>(out.requests.size()) >= w.max_requests)
+      break;
+    TraceRequest c = r;
+    c.timestamp_ms = (r.timestamp_ms - start_ms) * scale;
+    c.parent = r.parent >= 0 ? new_index[static_cast<std::size_t>(r.parent)] : -1;
+    new_index[i] = static_cast<std::int64_t>(out.requests.size());
+    out.requests.push_back(std::move(c));
+  }
+  return out;
+}
+
+void sort_trace(Trace& trace, std::vector<std::int64_t> parent_by_position) {
+  const std::size_t n = trace.requests.size();
+  if (parent_by_position.empty()) parent_by_position.assign(n, -1);
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return trace.requests[a].timestamp_ms < trace.requests[b].timestamp_ms;
+  });
+  std::vector<std::int64_t> position(n);
+  for (std::size_t k = 0; k < n; ++k) position[order[k]] = static_cast<std::int64_t>(k);
+  std::vector<TraceRequest> sorted;
+  sorted.reserve(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    TraceRequest r = std::move(trace.requests[order[k]]);
+    const std::int64_t p = parent_by_position[order[k]];
+    r.parent = p >= 0 ? position[static_cast<std::size_t>(p)] : -1;
+    if (r.parent >= static_cast<std::int64_t>(k)) {
+      const TraceRequest& parent = trace.requests[static_cast<std::size_t>(p)];
+      throw InputError(Diagnostic{trace.source, r.line, 0, "parent",
+                                  "the previous turn (line " + std::to_string(parent.line) +
+                                      ") arrives after this request"});
+    }
+    sorted.push_back(std::move(r));
+  }
+  trace.requests = std::move(sorted);
+}
+
+TokenSequence trace_prompt(const TraceRequest& r, std::size_t index, int hash_block_tokens) {
+  TokenSequence seq;
+  std::int64_t covered = 0;
+  if (hash_block_tokens > 0) {
+    const std::int64_t full = std::min<std::int64_t>(r.input_length / hash_block_tokens,
+                                                     static_cast<std::int64_t>(r.hash_ids.size()));
+    seq.reserve(static_cast<std::size_t>(full) + 1);
+    for (std::int64_t i = 0; i < full; ++i) {
+      append_tokens(seq,
+                    content_id(ContentKind::kTraceBlock,
+                               static_cast<std::uint64_t>(r.hash_ids[static_cast<std::size_t>(i)])),
+                    hash_block_tokens);
+    }
+    covered = full * hash_block_tokens;
+  }
+  append_tokens(seq, content_id(ContentKind::kUnique, kTraceTailSalt, index),
+                r.input_length - covered);
+  return seq;
+}
+
+std::uint64_t trace_output_stream(std::size_t index) {
+  return content_id(ContentKind::kUnique, kTraceOutputSalt, index);
+}
+
+}  // namespace kvsim::workload
