@@ -52,9 +52,12 @@ struct StepBreakdown {
                               // sampled tokens copied back): not hidden by async scheduling
   double overhead_s = 0;   // host-side per-step overhead (scheduling, input prep, output
                            // processing): hidden by async scheduling while the GPU is busy
+  double communication_s = 0;  // tensor-parallel collectives (models/tensor_parallel_model.hpp)
   double flops = 0;        // total floating-point operations of the step
   double bytes = 0;        // total bytes moved from GPU memory
-  double total_s() const { return dense_s + attention_s + lm_head_s + gpu_overhead_s + overhead_s; }
+  double total_s() const {
+    return dense_s + attention_s + lm_head_s + communication_s + gpu_overhead_s + overhead_s;
+  }
 };
 
 class ComputeModel {

@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/models/quantization.hpp"
+#include "kvsim/models/tensor_parallel.hpp"
 
 namespace kvsim::models {
 namespace {
@@ -36,10 +38,13 @@ void check(std::vector<Diagnostic>& errors, bool ok, const char* path, const cha
 
 }  // namespace
 
-Bytes profile_forward_peak(const ModelSpec& model, std::int64_t tokens, bool eager_layout) {
+Bytes profile_forward_peak(const ModelSpec& model, std::int64_t tokens, bool eager_layout,
+                           int tensor_parallel_size) {
   const double hidden_buffers = eager_layout ? 3.0 : 2.0;
+  const int inter_per_gpu = model.intermediate_size / std::max(tensor_parallel_size, 1);
+  const double inter = inter_per_gpu;
   return to_bytes(static_cast<double>(tokens) * kActivationBytes *
-                  (3.0 * model.intermediate_size + hidden_buffers * model.hidden_size));
+                  (3.0 * inter + hidden_buffers * model.hidden_size));
 }
 
 Bytes profile_sampler_peak(const ModelSpec& model, std::int64_t tokens, std::int64_t sequences,
@@ -71,8 +76,9 @@ Bytes profile_sampler_peak(const ModelSpec& model, std::int64_t tokens, std::int
 }
 
 Bytes profile_activation_peak(const ModelSpec& model, std::int64_t tokens, std::int64_t sequences,
-                              bool eager_layout, SamplerProfile profile, int num_sms) {
-  return std::max(profile_forward_peak(model, tokens, eager_layout),
+                              bool eager_layout, SamplerProfile profile, int num_sms,
+                              int tensor_parallel_size) {
+  return std::max(profile_forward_peak(model, tokens, eager_layout, tensor_parallel_size),
                   profile_sampler_peak(model, tokens, sequences, profile, num_sms));
 }
 
@@ -87,8 +93,8 @@ Bytes rotary_cache_bytes(const ModelSpec& model) {
 
 }  // namespace
 
-Bytes weights_memory(const ModelSpec& model) {
-  return model.weight_bytes() + rotary_cache_bytes(model);
+Bytes weights_memory(const ModelSpec& model, int tensor_parallel_size) {
+  return weight_bytes_per_gpu(model, tensor_parallel_size) + rotary_cache_bytes(model);
 }
 
 MemoryBreakdown kv_capacity(const MemoryInputs& in) {
@@ -117,14 +123,17 @@ MemoryBreakdown kv_capacity(const MemoryInputs& in) {
         m.num_layers > 0 && m.num_kv_heads > 0 && m.head_dim > 0 && m.hidden_size > 0 &&
             m.intermediate_size > 0 && m.vocab_size > 0 && m.num_params > 0,
         "model", "layers, heads, sizes and num_params must be positive");
+  check(errors, in.tensor_parallel_size >= 1, "engine.tensor_parallel_size", "must be at least 1");
   if (!errors.empty()) throw InputError(std::move(errors));
+  const int tp = in.tensor_parallel_size;
+  check_tensor_parallel(m, tp);
 
   MemoryBreakdown out;
   out.max_model_len = max_model_len;
   out.requested = Bytes{static_cast<std::int64_t>(
       std::ceil(in.total_memory.as_double() * in.gpu_memory_utilization))};  // vLLM rounds up
   out.rotary_cache = rotary_cache_bytes(m);
-  out.weights = m.weight_bytes() + out.rotary_cache;
+  out.weights = weight_bytes_per_gpu(m, tp) + out.rotary_cache;
 
   // The profile run: vLLM V1 gpu_model_runner.profile_run -> _dummy_run(max_num_tokens) with
   // min(max_num_tokens, max_num_seqs) requests, then _dummy_sampler_run.
@@ -133,7 +142,7 @@ MemoryBreakdown kv_capacity(const MemoryInputs& in) {
                            : std::max(in.max_num_batched_tokens, max_model_len);
   out.profile_sequences = std::min(out.profile_tokens, in.max_num_seqs);
   const bool eager_layout = in.profile_rule == ProfileRule::kV0NoChunkedPrefill || in.enforce_eager;
-  out.forward_peak = profile_forward_peak(m, out.profile_tokens, eager_layout);
+  out.forward_peak = profile_forward_peak(m, out.profile_tokens, eager_layout, tp);
   out.sampler_peak = profile_sampler_peak(m, out.profile_tokens, out.profile_sequences,
                                           in.sampler_profile, in.gpu_num_sms);
   out.activation_peak = std::max(out.forward_peak, out.sampler_peak);
@@ -148,7 +157,7 @@ MemoryBreakdown kv_capacity(const MemoryInputs& in) {
     if (out.cuda_graphs_subtracted) out.available_kv -= out.cuda_graphs;
   }
 
-  const std::int64_t kv_per_token = m.kv_bytes_per_token().value;
+  const std::int64_t kv_per_token = kv_bytes_per_token_per_gpu(m, tp).value;
   const std::int64_t block_bytes = kv_per_token * in.block_size;
   if (in.num_gpu_blocks_override > 0) {
     out.num_blocks = in.num_gpu_blocks_override;
@@ -161,10 +170,23 @@ MemoryBreakdown kv_capacity(const MemoryInputs& in) {
   out.fits_max_model_len = out.num_blocks > 0 && out.kv_tokens >= max_model_len;
 
   auto& e = out.explanation;
+  if (tp > 1) {
+    e.push_back("tensor parallel " + std::to_string(tp) + ": every figure below is per GPU; the " +
+                std::to_string(tp) + " GPUs of the replica hold the same number of blocks");
+  }
   e.push_back("requested = total " + gib(in.total_memory) + " x gpu_memory_utilization " +
               fixed(in.gpu_memory_utilization, 3) + " = " + gib(out.requested));
-  e.push_back("weights = " + std::to_string(m.num_params) + " params x " + dtype_name(m.dtype) +
-              " + rotary cache " + gib(out.rotary_cache) + " = " + gib(out.weights));
+  if (tp == 1 && (m.dtype == DType::kBf16 || m.dtype == DType::kFp16)) {
+    e.push_back("weights = " + std::to_string(m.num_params) + " params x " + dtype_name(m.dtype) +
+                " + rotary cache " + gib(out.rotary_cache) + " = " + gib(out.weights));
+  } else {
+    e.push_back("weights = " + std::to_string(linear_params_per_gpu(m, tp)) + " linear params x " +
+                fixed(linear_bytes_per_param(m.dtype, m.quant_group_size), 4) + " B (" + dtype_name(m.dtype) +
+                (weight_only(m.dtype) ? ", group " + std::to_string(m.quant_group_size) : std::string()) + ") + " +
+                std::to_string(vocab_params_per_gpu(m, tp) + small_params(m)) +
+                " embedding, lm_head and norm params x 2 B + rotary cache " + gib(out.rotary_cache) + " = " +
+                gib(out.weights));
+  }
   e.push_back("activation peak = profile run of " + std::to_string(out.profile_tokens) +
               " tokens over " + std::to_string(out.profile_sequences) + " sequences (" +
               (eager_layout ? "eager" : "compiled") + " layout) = max(forward " +

@@ -50,6 +50,17 @@
 //           + 1 + 1 (top-k and top-p masks) + 4 (softmax) + 4 (scatter output) = 28
 //       kLogitsOnly, a profile whose sampler skips top-k/top-p (the V2 model runner):
 //         b = 2 + 4 = 6, no buffer.
+// Tensor parallelism (models/tensor_parallel.hpp): every GPU of a k-way group runs this sizing
+// for itself and vLLM takes the smallest block count of the group (identical GPUs: the same
+// count), so every term above is per GPU: weights = weight_bytes_per_gpu + rotary cache (the
+// rotary cache is replicated); the forward peak's MLP tensors are inter / k wide while the
+// hidden-sized ones stay whole (each GPU holds the full residual stream after the all-reduce);
+// the sampler's logits are all-gathered, so its peak is unchanged; non_torch is per GPU
+// (NCCL's buffers when k > 1 fall in it: an input); the block size in bytes uses the KV bytes
+// per token per GPU. kv_tokens = num_blocks x block_size is then the replica's capacity, the
+// "GPU KV cache size" vLLM logs for the whole group.
+// Quantized weights (models/quantization.hpp) change the weights term only; activations stay
+// BF16.
 // Calibrated against a vLLM 0.19.0 RTX 4090 startup (Llama-3.1-8B, 2,588 blocks), the issue
 // 10517 log (V0) and PR 48322 (Qwen3-8B); see the tests and docs/models.md.
 #include <cstdint>
@@ -102,6 +113,7 @@ struct MemoryInputs {
   // Streaming multiprocessors: the Triton top-k/top-p kernel runs one program per SM at most.
   // 128 on the RTX 4090 (NVIDIA Ada Lovelace architecture whitepaper, AD102 as in the 4090).
   int gpu_num_sms = 128;
+  int tensor_parallel_size = 1;              // GPUs of the replica (sizing is per GPU)
   std::int64_t num_gpu_blocks_override = 0;  // > 0 replaces the derived block count
   Bytes kv_cache_memory{0};                  // > 0 replaces available_kv (--kv-cache-memory-bytes)
 };
@@ -139,14 +151,16 @@ MemoryBreakdown kv_capacity(const MemoryInputs& in);
 
 // The two candidates for the profile run's activation peak (the equations in the header
 // comment); the peak is the larger.
-Bytes profile_forward_peak(const ModelSpec& model, std::int64_t tokens, bool eager_layout);
+Bytes profile_forward_peak(const ModelSpec& model, std::int64_t tokens, bool eager_layout,
+                           int tensor_parallel_size = 1);
 Bytes profile_sampler_peak(const ModelSpec& model, std::int64_t tokens, std::int64_t sequences,
                            SamplerProfile profile, int num_sms);
 Bytes profile_activation_peak(const ModelSpec& model, std::int64_t tokens, std::int64_t sequences,
-                              bool eager_layout, SamplerProfile profile, int num_sms);
+                              bool eager_layout, SamplerProfile profile, int num_sms,
+                              int tensor_parallel_size = 1);
 
-// vLLM's model_memory_usage: num_params x dtype bytes plus the rotary cos/sin cache
-// (max_position_embeddings x head_dim x 2 bytes).
-Bytes weights_memory(const ModelSpec& model);
+// vLLM's model_memory_usage on one GPU of a k-way group: weight_bytes_per_gpu (num_params x 2 B
+// for BF16 at k = 1) plus the rotary cos/sin cache (max_position_embeddings x head_dim x 2 bytes).
+Bytes weights_memory(const ModelSpec& model, int tensor_parallel_size = 1);
 
 }  // namespace kvsim::models

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "kvsim/models/tensor_parallel.hpp"
+
 namespace kvsim::models {
 
 double dtype_bytes(DType d) {
@@ -39,10 +41,7 @@ Bytes ModelSpec::kv_bytes_per_token() const {
   return Bytes{static_cast<std::int64_t>(std::llround(b))};
 }
 
-Bytes ModelSpec::weight_bytes() const {
-  return Bytes{static_cast<std::int64_t>(
-      std::llround(static_cast<double>(num_params) * dtype_bytes(dtype)))};
-}
+Bytes ModelSpec::weight_bytes() const { return weight_bytes_per_gpu(*this, 1); }
 
 std::int64_t ModelSpec::embedding_params() const {
   return static_cast<std::int64_t>(vocab_size) * hidden_size;

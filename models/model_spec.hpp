@@ -39,15 +39,18 @@ struct ModelSpec {
   std::int64_t num_params = 0;  // total parameters, embeddings included
   bool tie_word_embeddings = false;
   int max_position_embeddings = 0;
-  DType dtype = DType::kBf16;     // weight dtype
-  DType kv_dtype = DType::kBf16;  // KV cache dtype (vLLM kv_cache_dtype "auto" = weight dtype)
+  DType dtype = DType::kBf16;     // weight dtype of the linear layers (models/quantization.hpp)
+  DType kv_dtype = DType::kBf16;  // KV cache dtype (vLLM kv_cache_dtype: "auto" = the 16-bit
+                                  // activation dtype, "fp8" = 1 byte)
+  int quant_group_size = 128;     // int8 / int4 weight-only: input rows per fp16 scale and zero
   bool qkv_bias = false;          // q/k/v projections carry biases (Qwen2.5)
   bool qk_norm = false;           // per-head RMSNorm on q and k (Qwen3)
   std::string source;             // citations for the figures (catalog text)
 
   // KV cache bytes for one token over all layers (whole model, one GPU, no TP).
   Bytes kv_bytes_per_token() const;
-  // Weight bytes: num_params x dtype bytes.
+  // Weight bytes of the whole model: 16-bit parameters x 2 B, linear layers in their dtype with
+  // group scales (models/quantization.hpp); num_params x 2 for BF16/FP16.
   Bytes weight_bytes() const;
 
   // Parameters of the input embedding table: vocab x hidden.

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/models/quantization.hpp"
+#include "kvsim/models/tensor_parallel.hpp"
 
 namespace kvsim::models {
 namespace {
@@ -41,8 +43,9 @@ double attention_pairs_decode(std::int64_t context_tokens) {
   return static_cast<double>(context_tokens);
 }
 
-RooflineModel::RooflineModel(ModelSpec model, DeviceFigures device, RooflineParams params)
-    : model_(std::move(model)), device_(device), params_(params) {
+RooflineModel::RooflineModel(ModelSpec model, DeviceFigures device, RooflineParams params,
+                             int tensor_parallel_size)
+    : model_(std::move(model)), device_(device), params_(params), tp_(tensor_parallel_size) {
   std::vector<Diagnostic> errors;
   require_positive(errors, "model.num_layers", model_.num_layers);
   require_positive(errors, "model.hidden_size", model_.hidden_size);
@@ -64,20 +67,29 @@ RooflineModel::RooflineModel(ModelSpec model, DeviceFigures device, RooflinePara
   require_non_negative(errors, "compute.roofline.gpu_step_overhead_us", params_.gpu_step_overhead_us);
   require_non_negative(errors, "compute.roofline.per_sequence_overhead_us",
                        params_.per_sequence_overhead_us);
+  require_non_negative(errors, "gpu.bf16_dense", device_.bf16_flops.value);
   if (!errors.empty()) throw InputError(std::move(errors));
+  check_tensor_parallel(model_, tp_);
 
-  const double w = dtype_bytes(model_.dtype);
-  const double dense = static_cast<double>(model_.dense_params());
-  const double hv = static_cast<double>(model_.hidden_size) * model_.vocab_size;
+  // One GPU's shard (models/tensor_parallel.hpp); at k = 1 the whole model.
+  const double linear = static_cast<double>(linear_params_per_gpu(model_, tp_));
+  const double small = static_cast<double>(small_params(model_));
+  const double dense = static_cast<double>(dense_params_per_gpu(model_, tp_));
+  const int vocab_rows = (model_.vocab_size + tp_ - 1) / tp_;  // VocabParallel split, rounded up
+  const double vocab_per_gpu = vocab_rows;
+  const double hv = static_cast<double>(model_.hidden_size) * vocab_per_gpu;
   dense_flops_per_token_ = 2.0 * dense;
-  dense_weight_bytes_ = dense * w;
+  dense_weight_bytes_ =
+      linear * linear_bytes_per_param(model_.dtype, model_.quant_group_size) + small * kSixteenBitBytes;
   attention_flops_per_pair_ =
-      4.0 * model_.num_layers * model_.num_attention_heads * static_cast<double>(model_.head_dim);
-  kv_bytes_per_token_ = model_.kv_bytes_per_token().as_double();
+      4.0 * model_.num_layers * heads_per_gpu(model_, tp_) * static_cast<double>(model_.head_dim);
+  kv_bytes_per_token_ = kv_bytes_per_token_per_gpu(model_, tp_).as_double();
   lm_head_flops_per_seq_ = 2.0 * hv;
-  lm_head_weight_bytes_ = hv * w;
+  lm_head_weight_bytes_ = hv * kSixteenBitBytes;
+  const double bf16 = device_.bf16_flops.value > 0 ? device_.bf16_flops.value : device_.tensor_flops.value;
   gemm_rate_ = device_.tensor_flops.value * params_.gemm_efficiency;
-  attention_rate_ = device_.tensor_flops.value * params_.attention_efficiency;
+  lm_head_rate_ = bf16 * params_.gemm_efficiency;
+  attention_rate_ = bf16 * params_.attention_efficiency;
   memory_rate_ = device_.memory_bandwidth.value * params_.memory_efficiency;
 }
 
@@ -131,7 +143,7 @@ StepBreakdown RooflineModel::step_time(const BatchShape& batch) const {
   const double d_flops = dense_flops_per_token_ * tokens;
   out.dense_s = bounded(d_flops, gemm_rate_, dense_weight_bytes_);
   const double l_flops = lm_head_flops_per_seq_ * seqs;
-  out.lm_head_s = bounded(l_flops, gemm_rate_, lm_head_weight_bytes_);
+  out.lm_head_s = bounded(l_flops, lm_head_rate_, lm_head_weight_bytes_);
   out.gpu_overhead_s = params_.gpu_step_overhead_us * 1e-6;
   out.overhead_s = (params_.step_overhead_us + params_.per_sequence_overhead_us * seqs) * 1e-6;
   out.flops = d_flops + attn_flops + l_flops;
@@ -140,11 +152,13 @@ StepBreakdown RooflineModel::step_time(const BatchShape& batch) const {
 }
 
 std::string RooflineModel::describe() const {
-  char buf[320];
+  char buf[360];
+  char shard[32] = "";
+  if (tp_ > 1) std::snprintf(shard, sizeof shard, ", 1/%d shard per GPU", tp_);
   std::snprintf(buf, sizeof buf,
-                "roofline: %s (%s) on %.1f TFLOP/s, %.0f GB/s; efficiency gemm %.2f, attention "
+                "roofline: %s (%s%s) on %.1f TFLOP/s, %.0f GB/s; efficiency gemm %.2f, attention "
                 "%.2f, memory %.2f; overhead %.0f us/step + %.1f us/sequence",
-                model_.name.c_str(), dtype_name(model_.dtype), device_.tensor_flops.value / 1e12,
+                model_.name.c_str(), dtype_name(model_.dtype), shard, device_.tensor_flops.value / 1e12,
                 device_.memory_bandwidth.value / 1e9, params_.gemm_efficiency,
                 params_.attention_efficiency, params_.memory_efficiency, params_.step_overhead_us,
                 params_.per_sequence_overhead_us);

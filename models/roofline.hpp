@@ -31,6 +31,21 @@
 //   overhead   t     = step_overhead + per_sequence_overhead x S
 //   total      dense + attention + lm_head + overhead; an empty batch takes 0.
 //
+// Tensor parallelism and quantization (models/tensor_parallel.hpp, models/quantization.hpp):
+// with k GPUs the roofline times one GPU's shard: P_d becomes dense_params_per_gpu (linear layers
+// / k, norms whole), heads / k in A, kv the KV bytes per token per GPU, vocab / k in lm_head.
+// The dense weight bytes are linear_params_per_gpu x linear_bytes_per_param + norms x 2 B (int4
+// and int8 weight-only and FP8 weights read fewer bytes in decode); lm_head stays BF16.
+// GEMM rate F for the linear layers: fp8_dense for FP8 (W8A8 on Ada and Hopper FP8 tensor
+// cores, cutlass scaled_mm); bf16_dense for BF16 and for int8/int4 weight-only, whose kernels
+// (Marlin: Frantar et al. 2024, "MARLIN: Mixed-Precision Auto-Regressive Parallel Inference on
+// Large Language Models"; AWQ GEMM) dequantize to FP16 and run FP16 tensor-core MMAs with FP32
+// accumulate, so they reach the 16-bit rate when compute-bound and the weight-byte rate when
+// memory-bound (Marlin reports close to the ideal 4x over FP16 up to batch 16-32 and FP16
+// speed beyond). The 4090-anchored efficiencies are applied unchanged to these kernels: an
+// assumption, no quantized-kernel profile is shipped. Attention and lm_head run at the BF16 rate.
+// Communication between the k GPUs is models/tensor_parallel_model.hpp's.
+//
 // The split follows the vLLM layer layout: the token-parallel GEMMs (QKV, O, gate/up, down) and
 // their element-wise companions are "dense"; the attention kernel with its KV-cache write is
 // "attention"; lm_head and sampling run once per sequence. Embedding lookups (T x hidden reads)
@@ -50,9 +65,10 @@ namespace kvsim::models {
 // peak for the model's weight dtype (bf16_dense for BF16/FP16 weights, fp8_dense for FP8 W8A8),
 // the peak memory bandwidth and the device memory.
 struct DeviceFigures {
-  FlopsPerSec tensor_flops{0};      // dense tensor peak for the weight dtype
+  FlopsPerSec tensor_flops{0};      // dense tensor peak for the weight dtype (linear layers)
   BytesPerSec memory_bandwidth{0};  // peak device memory bandwidth
   Bytes memory{0};                  // device memory (not used by the roofline; kept for reports)
+  FlopsPerSec bf16_flops{0};        // BF16 tensor peak for attention and lm_head; 0: tensor_flops
 };
 
 // Query-key pairs of one prefill chunk (n new tokens over p cached: n p + n (n + 1) / 2) and of
@@ -65,7 +81,9 @@ double attention_pairs_decode(std::int64_t context_tokens);
 class RooflineModel final : public ComputeModel {
  public:
   // Throws InputError when a figure is not positive or an efficiency lies outside (0, 1].
-  RooflineModel(ModelSpec model, DeviceFigures device, RooflineParams params = {});
+  // tensor_parallel_size k > 1 times one GPU of a k-way tensor-parallel group (see below).
+  RooflineModel(ModelSpec model, DeviceFigures device, RooflineParams params = {},
+                int tensor_parallel_size = 1);
 
   StepBreakdown step_time(const BatchShape& batch) const override;
   std::string describe() const override;
@@ -85,6 +103,7 @@ class RooflineModel final : public ComputeModel {
   ModelSpec model_;
   DeviceFigures device_;
   RooflineParams params_;
+  int tp_ = 1;
   // Per-step constants derived once.
   double dense_flops_per_token_ = 0;     // 2 x P_d
   double dense_weight_bytes_ = 0;        // P_d x w
@@ -92,8 +111,9 @@ class RooflineModel final : public ComputeModel {
   double kv_bytes_per_token_ = 0;
   double lm_head_flops_per_seq_ = 0;  // 2 x hidden x vocab
   double lm_head_weight_bytes_ = 0;   // hidden x vocab x w
-  double gemm_rate_ = 0;              // F x gemm_eff
-  double attention_rate_ = 0;         // F x attn_eff
+  double gemm_rate_ = 0;              // F x gemm_eff (linear layers)
+  double lm_head_rate_ = 0;           // F_bf16 x gemm_eff
+  double attention_rate_ = 0;         // F_bf16 x attn_eff
   double memory_rate_ = 0;            // B x mem_eff
 };
 

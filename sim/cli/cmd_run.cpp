@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "trace_options.hpp"
 #include "kvsim/core/error.hpp"
 #include "kvsim/io/atomic_file.hpp"
 #include "kvsim/io/sinks.hpp"
@@ -21,6 +22,7 @@ namespace {
 struct RunOptions {
   std::string scenario;
   std::string trace;
+  TraceFlags trace_flags;
   std::string format;
   std::string requests_out;
   std::string timeseries_out;
@@ -37,6 +39,7 @@ int cmd_run(const RunOptions& ro, const CommonOptions& co) {
     lo.overrides.push_back({"workload.kind", "trace"});
     lo.overrides.push_back({"workload.trace.file", abs});
   }
+  for (auto& o : trace_overrides(ro.trace_flags)) lo.overrides.push_back(std::move(o));
   if (ro.seed) lo.overrides.push_back({"seed", std::to_string(*ro.seed)});
   if (!ro.format.empty()) lo.overrides.push_back({"output.format", ro.format});
   if (!ro.requests_out.empty()) lo.overrides.push_back({"output.requests_out", ro.requests_out});
@@ -52,12 +55,20 @@ int cmd_run(const RunOptions& ro, const CommonOptions& co) {
     ts = std::make_unique<io::TimeseriesCsvWriter>(ts_file->stream());
     on_step = [&ts](const io::StepRecord& r) { ts->write(r); };
   }
-  auto result = sim.run(on_step);
-  if (ts_file) ts_file->commit();
+  // Request records stream to their file as requests complete, so memory stays bounded.
+  std::unique_ptr<io::AtomicFile> req_file;
+  std::unique_ptr<io::RequestsJsonWriter> req_writer;
+  scenario::RecordCallback on_record;
   if (!sc.output.requests_out.empty()) {
-    io::AtomicFile f(sc.output.requests_out);
-    io::write_requests_json(f.stream(), result.requests);
-    f.commit();
+    req_file = std::make_unique<io::AtomicFile>(sc.output.requests_out);
+    req_writer = std::make_unique<io::RequestsJsonWriter>(req_file->stream());
+    on_record = [&req_writer](const io::RequestRecord& r) { req_writer->write(r); };
+  }
+  auto result = sim.run(on_step, on_record);
+  if (ts_file) ts_file->commit();
+  if (req_file) {
+    req_writer->finish();
+    req_file->commit();
   }
   // --warmup-percent wins; otherwise the scenario's first warmup percentage.
   double warmup = ro.warmup_percent;
@@ -93,6 +104,7 @@ Command add_run(CLI::App& app, CommonOptions& common) {
   run->add_option("scenario", ro->scenario, "Scenario YAML file")->required()->type_name("FILE");
   run->add_option("--trace", ro->trace, "Replay a request trace (any format kvsim reads) instead of the "
                                         "scenario's workload")->type_name("FILE");
+  add_trace_flags(run, ro->trace_flags, true);
   run->add_option("--format", ro->format, "Summary format (default: the scenario's output.format)")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   run->add_option("--requests-out", ro->requests_out, "Write one JSON object per request to FILE")->type_name("FILE");

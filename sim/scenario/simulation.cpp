@@ -11,6 +11,7 @@
 #include "kvsim/core/tokens.hpp"
 #include "kvsim/engine/engine.hpp"
 #include "kvsim/engine/offload.hpp"
+#include "kvsim/hw/collective.hpp"
 #include "kvsim/hw/flow_network.hpp"
 #include "kvsim/hw/storage.hpp"
 #include "kvsim/hw/topology.hpp"
@@ -19,6 +20,8 @@
 #include "kvsim/models/profile_bundle.hpp"
 #include "kvsim/models/profile_model.hpp"
 #include "kvsim/models/roofline.hpp"
+#include "kvsim/models/tensor_parallel.hpp"
+#include "kvsim/models/tensor_parallel_model.hpp"
 #include "kvsim/version.hpp"
 #include "kvsim/workload/make_driver.hpp"
 
@@ -45,6 +48,7 @@ models::DeviceFigures device_figures(const hw::GpuSpec& gpu, const models::Model
   d.memory_bandwidth = gpu.memory_bandwidth;
   const bool fp8 = model.dtype == models::DType::kFp8 && gpu.fp8_dense.value > 0;
   d.tensor_flops = fp8 ? gpu.fp8_dense : gpu.bf16_dense;
+  d.bf16_flops = gpu.bf16_dense;
   return d;
 }
 
@@ -61,17 +65,47 @@ std::string scenario_relative(const Scenario& sc, const std::string& path) {
 }
 
 std::unique_ptr<models::ComputeModel> make_compute_model(const Scenario& sc) {
-  const auto& gpu = sc.hardware.servers.front().gpu;
+  const auto& server = sc.hardware.servers.front();
+  const auto& gpu = server.gpu;
   const auto& c = sc.compute;
+  const int tp = sc.engine.tensor_parallel_size;
+  // The measured profiles are of BF16 weights and KV on one GPU: other configurations rescale
+  // them by the roofline (models/tensor_parallel_model.hpp).
+  const bool profiled_as_is = tp == 1 && sc.model.dtype == models::DType::kBf16 &&
+                              sc.model.kv_dtype == models::DType::kBf16;
+  std::unique_ptr<models::ComputeModel> inner;
+  bool rescale = false;
   if (c.kind == "profile") {
     const auto bundle = models::load_profile_bundle(scenario_relative(sc, c.profile.bundle_dir));
-    return std::make_unique<models::ProfileModel>(bundle, sc.model, c.profile);
-  }
-  if (c.kind == "fitted") {
+    inner = std::make_unique<models::ProfileModel>(bundle, sc.model, c.profile);
+    rescale = !profiled_as_is;
+  } else if (c.kind == "fitted") {
     auto coefficients = models::load_fitted_yaml(scenario_relative(sc, c.profile.fitted_path));
-    return std::make_unique<models::FittedModel>(std::move(coefficients), sc.model, c.profile);
+    inner = std::make_unique<models::FittedModel>(std::move(coefficients), sc.model, c.profile);
+    rescale = !profiled_as_is;
+  } else {
+    inner = std::make_unique<models::RooflineModel>(sc.model, device_figures(gpu, sc.model), c.roofline, tp);
   }
-  return std::make_unique<models::RooflineModel>(sc.model, device_figures(gpu, sc.model), c.roofline);
+  if (tp == 1 && !rescale) return inner;
+  std::unique_ptr<models::RooflineModel> profiled;
+  std::unique_ptr<models::RooflineModel> target;
+  if (rescale) {
+    models::ModelSpec as_profiled = sc.model;
+    as_profiled.dtype = models::DType::kBf16;
+    as_profiled.kv_dtype = models::DType::kBf16;
+    profiled = std::make_unique<models::RooflineModel>(as_profiled, device_figures(gpu, as_profiled), c.roofline);
+    target = std::make_unique<models::RooflineModel>(sc.model, device_figures(gpu, sc.model), c.roofline, tp);
+  }
+  models::CollectiveTime all_reduce;
+  models::CollectiveTime all_gather;
+  if (tp > 1) {
+    const hw::CollectiveLink link = hw::collective_link(gpu, tp, server.host.dram_bandwidth);
+    all_reduce = [link](double bytes) { return hw::ring_all_reduce_s(bytes, link); };
+    all_gather = [link](double bytes) { return hw::ring_all_gather_s(bytes, link); };
+  }
+  return std::make_unique<models::TensorParallelModel>(std::move(inner), sc.model, tp, std::move(all_reduce),
+                                                       std::move(all_gather), std::move(profiled),
+                                                       std::move(target));
 }
 
 }  // namespace
@@ -109,6 +143,7 @@ struct Simulation::Impl : workload::WorkloadContext {
   std::unordered_map<std::uint64_t, engine::FinishedRequest> finished_by_id;
   RunResult result;
   const StepCallback* on_step = nullptr;
+  const RecordCallback* on_record = nullptr;
 
   explicit Impl(const Scenario& s);
 
@@ -145,6 +180,12 @@ struct Simulation::Impl : workload::WorkloadContext {
   void schedule_network();
   void report_offload();
   void handle_network();
+  // KV bytes of one block of an engine replica (all its GPUs' shards).
+  Bytes offload_block_bytes() const {
+    const int tp = scenario.engine.tensor_parallel_size;
+    return models::kv_bytes_per_token_per_gpu(scenario.model, tp) *
+           (static_cast<std::int64_t>(tp) * scenario.engine.block_size);
+  }
 };
 
 Simulation::Impl::Impl(const Scenario& s) : scenario(s) {
@@ -165,6 +206,23 @@ Simulation::Impl::Impl(const Scenario& s) : scenario(s) {
   }
   const std::int64_t max_model_len =
       sc.engine.max_model_len > 0 ? sc.engine.max_model_len : sc.model.max_position_embeddings;
+  // Tensor parallelism: each replica spans tp GPUs of one server (models/tensor_parallel.hpp).
+  const int tp = sc.engine.tensor_parallel_size;
+  for (std::size_t i = 0; i < sc.hardware.servers.size(); ++i) {
+    if (sc.hardware.servers[i].gpus_per_server % tp != 0) {
+      throw InputError(Diagnostic{sc.source_file, 0, 0, "engine.tensor_parallel_size",
+                                  "must divide hardware.servers." + std::to_string(i) + ".gpus_per_server (" +
+                                      std::to_string(sc.hardware.servers[i].gpus_per_server) + "), got " +
+                                      std::to_string(tp)});
+    }
+  }
+  try {
+    models::check_tensor_parallel(sc.model, tp);
+  } catch (const InputError& e) {
+    std::vector<Diagnostic> ds = e.diagnostics();
+    for (auto& d : ds) d.file = sc.source_file;
+    throw InputError(std::move(ds));
+  }
 
   models::MemoryInputs mem;
   mem.total_memory = gpu.memory;
@@ -176,6 +234,7 @@ Simulation::Impl::Impl(const Scenario& s) : scenario(s) {
   mem.block_size = sc.engine.block_size;
   mem.enforce_eager = sc.engine.enforce_eager;
   mem.num_gpu_blocks_override = sc.engine.num_gpu_blocks_override;
+  mem.tensor_parallel_size = tp;
   const models::MemoryBreakdown kv = models::kv_capacity(mem);
   if (kv.num_blocks < 2) {
     throw InputError(Diagnostic{sc.source_file, 0, 0, "engine.gpu_memory_utilization",
@@ -189,9 +248,9 @@ Simulation::Impl::Impl(const Scenario& s) : scenario(s) {
     // vLLM's _check_enough_kv_cache_memory refuses to start in this case.
     std::ostringstream os;
     os << "to serve one request at max_model_len " << max_model_len << ", "
-       << gib(sc.model.kv_bytes_per_token() * max_model_len)
-       << " of KV cache is needed, more than the available "
-       << gib(sc.model.kv_bytes_per_token() * kv_tokens)
+       << gib(models::kv_bytes_per_token_per_gpu(sc.model, tp) * max_model_len)
+       << " of KV cache" << (tp > 1 ? " per GPU" : "") << " is needed, more than the available "
+       << gib(models::kv_bytes_per_token_per_gpu(sc.model, tp) * kv_tokens)
        << "; the estimated maximum model length is " << kv_tokens
        << ". Increase gpu_memory_utilization or decrease max_model_len (as vLLM says at start-up)";
     throw InputError(Diagnostic{sc.source_file, 0, 0, "engine.max_model_len", os.str()});
@@ -200,7 +259,7 @@ Simulation::Impl::Impl(const Scenario& s) : scenario(s) {
   compute = make_compute_model(sc);
   for (const auto& server : sc.hardware.servers) {
     for (int c = 0; c < server.count; ++c) {
-      for (int g = 0; g < server.gpus_per_server; ++g) {
+      for (int g = 0; g < server.gpus_per_server / tp; ++g) {
         engines.push_back(std::make_unique<engine::Engine>(sc.engine, kv.num_blocks, max_model_len, *compute));
       }
     }
@@ -383,6 +442,10 @@ void Simulation::Impl::complete(const engine::FinishedRequest& f, int server) {
     rec.preemptions = f.preemptions;
     rec.server = server;
     rec.counted = fl.spec.counted;
+    if (on_record != nullptr && *on_record) {
+      (*on_record)(rec);
+      rec.conversation_id = std::string();
+    }
     result.requests.push_back(std::move(rec));
   } else {
     ++info.failed_requests;
@@ -397,7 +460,9 @@ void Simulation::Impl::build_offload() {
   auto fail = [&](const std::string& path, const std::string& message) {
     throw InputError(Diagnostic{file, 0, 0, path, message});
   };
-  const Bytes block_bytes = sc.model.kv_bytes_per_token() * sc.engine.block_size;
+  // A tensor-parallel replica's block is its GPUs' shards together.
+  const int tp = sc.engine.tensor_parallel_size;
+  const Bytes block_bytes = offload_block_bytes();
 
   // Topology: per server a host with its GPUs on PCIe (forward = host to GPU), optional local
   // NVMe behind the host, and the NIC as the host's link to one switch that reaches the store.
@@ -429,9 +494,16 @@ void Simulation::Impl::build_offload() {
     for (int c = 0; c < spec.count; ++c) {
       const std::string sname = spec.name + "-" + std::to_string(c);
       ServerNodes sn{topo.add_node(hw::NodeKind::kHost, sname), hw::kNoNode, &spec};
-      for (int g = 0; g < spec.gpus_per_server; ++g) {
+      // One node per engine replica. With tensor parallelism each GPU of the replica moves its
+      // own KV shard (1/tp of every block) over its own PCIe link, all at once and alike, so the
+      // replica's tp links act as one link of tp times the rates.
+      hw::HostLinkSpec replica_link = spec.gpu.host_link;
+      replica_link.h2d = BytesPerSec{replica_link.h2d.value * tp};
+      replica_link.d2h = BytesPerSec{replica_link.d2h.value * tp};
+      replica_link.bidirectional_each = BytesPerSec{replica_link.bidirectional_each.value * tp};
+      for (int g = 0; g < spec.gpus_per_server / tp; ++g) {
         const hw::NodeId gpu = topo.add_node(hw::NodeKind::kGpu, sname + "/gpu" + std::to_string(g));
-        topo.add_link(sn.host, gpu, hw::gpu_host_link(spec.gpu.host_link, sname + "/pcie" + std::to_string(g), 0));
+        topo.add_link(sn.host, gpu, hw::gpu_host_link(replica_link, sname + "/pcie" + std::to_string(g), 0));
         gpu_nodes.push_back(gpu);
         gpu_server.push_back(static_cast<int>(servers.size()));
         ++g_index;
@@ -587,8 +659,7 @@ void Simulation::Impl::report_offload() {
       t.hit_tokens += r.hit_tokens;
       t.bytes_read += r.bytes_read.value;
       t.bytes_written += r.bytes_written.value;
-      t.bytes_promoted += r.promoted_chunks * offload->chunk_blocks() *
-                          (scenario.model.kv_bytes_per_token() * scenario.engine.block_size).value;
+      t.bytes_promoted += r.promoted_chunks * offload->chunk_blocks() * offload_block_bytes().value;
       t.evictions += r.stats.evictions;
       t.stores_dropped += r.stats.stores_dropped;
     }
@@ -719,8 +790,9 @@ Simulation::~Simulation() = default;
 
 const io::RunInfo& Simulation::info() const { return impl_->info; }
 
-RunResult Simulation::run(const StepCallback& on_step) {
+RunResult Simulation::run(const StepCallback& on_step, const RecordCallback& on_record) {
   impl_->on_step = &on_step;
+  impl_->on_record = &on_record;
   impl_->run_loop();
   impl_->result.info = impl_->info;
   return std::move(impl_->result);

@@ -19,6 +19,10 @@ struct RunResult {
 };
 
 using StepCallback = std::function<void(const io::StepRecord&)>;
+// Sees each request record as the request completes (completion order). When given, the
+// records in RunResult::requests are kept without their conversation_id (all the summary
+// needs), so a long run streams its records out instead of holding them.
+using RecordCallback = std::function<void(const io::RequestRecord&)>;
 
 class Simulation {
  public:
@@ -30,7 +34,7 @@ class Simulation {
   Simulation& operator=(const Simulation&) = delete;
 
   // Runs to the end. `on_step` (optional) sees every engine step as it happens.
-  RunResult run(const StepCallback& on_step = {});
+  RunResult run(const StepCallback& on_step = {}, const RecordCallback& on_record = {});
 
   // Figures known before running (KV capacity and the like).
   const io::RunInfo& info() const;

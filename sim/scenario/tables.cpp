@@ -63,6 +63,11 @@ StructTable make_gpu_table() {
       .nested("host_link", &hw::GpuSpec::host_link, host_link_table(), "The PCIe link to the host.")
       .required()
       .boolean("p2p", &hw::GpuSpec::p2p, "GPU peer-to-peer transfers supported.")
+      .byte_rate("nvlink", &hw::GpuSpec::nvlink,
+                 "NVLink rate per direction between two GPUs of a server (half the marketed "
+                 "bidirectional figure); 0B/s: none, tensor-parallel traffic uses PCIe (through "
+                 "host memory without p2p).",
+                 Range::at_least(0))
       .boolean("gpudirect", &hw::GpuSpec::gpudirect, "GPUDirect RDMA / Storage supported.")
       .string("source", &hw::GpuSpec::source, "Citations for the figures.")
       .build();
@@ -225,15 +230,31 @@ StructTable make_model_table() {
                "Longest context the model supports (engine.max_model_len 0 means this).",
                Range::at_least(1))
       .required()
-      .enumeration<DType>("dtype", &ModelSpec::dtype, dtypes, "Weight dtype.")
+      .enumeration<DType>("dtype", &ModelSpec::dtype, dtypes,
+                          "Weight dtype of the linear layers: bf16/fp16; fp8 (W8A8, FP8 tensor "
+                          "cores where the GPU has them); int8/int4 weight-only with group "
+                          "scales (AWQ/GPTQ). Embeddings, lm_head and norms stay 16-bit.")
       .enumeration<DType>("kv_dtype", &ModelSpec::kv_dtype, dtypes,
-                          "KV cache dtype; when not given, the weight dtype (vLLM "
-                          "kv_cache_dtype \"auto\").")
+                          "KV cache dtype (vLLM kv_cache_dtype): bf16, fp16 or fp8; when not "
+                          "given, \"auto\": the weight dtype for bf16/fp16 models, bf16 for "
+                          "quantized ones (their activations are 16-bit).")
+      .integer("quant_group_size", &ModelSpec::quant_group_size,
+               "int8/int4 weight-only: input rows per FP16 scale and zero point.",
+               Range::at_least(1))
       .boolean("qkv_bias", &ModelSpec::qkv_bias, "q/k/v projections carry biases (Qwen2.5).")
       .boolean("qk_norm", &ModelSpec::qk_norm, "Per-head RMSNorm on q and k (Qwen3).")
       .string("source", &ModelSpec::source, "Citations for the figures.")
       .check([](ModelSpec& m, const KeyGiven& given, std::vector<FieldIssue>& issues) {
-        if (given("dtype") && !given("kv_dtype")) m.kv_dtype = m.dtype;
+        if (given("dtype") && !given("kv_dtype")) {
+          // vLLM kv_cache_dtype "auto": the model's activation dtype, 16-bit for quantized
+          // checkpoints (vllm/config/cache.py; fp8 KV only when asked).
+          m.kv_dtype = m.dtype == DType::kFp16 ? DType::kFp16 : DType::kBf16;
+        }
+        if (m.kv_dtype == DType::kInt8 || m.kv_dtype == DType::kInt4) {
+          issue(issues, "kv_dtype", ProblemClass::kBadValue,
+                std::string("must be bf16, fp16 or fp8 (vLLM kv_cache_dtype), got ") +
+                    models::dtype_name(m.kv_dtype));
+        }
         if (m.num_kv_heads > 0 && m.num_attention_heads > 0 &&
             m.num_attention_heads % m.num_kv_heads != 0) {
           issue(issues, "num_kv_heads", ProblemClass::kBadValue,
@@ -275,6 +296,11 @@ StructTable make_engine_table() {
       .choice("scheduling_policy", &EngineConfig::scheduling_policy, {"fcfs", "priority"},
               "Order of waiting requests.")
       .boolean("enforce_eager", &EngineConfig::enforce_eager, "Run without CUDA graphs.")
+      .integer("tensor_parallel_size", &EngineConfig::tensor_parallel_size,
+               "GPUs per engine replica (vLLM --tensor-parallel-size); must divide each "
+               "server's GPUs and the model's attention heads. Replicas per server = GPUs / "
+               "this; docs/models.md \"Tensor parallelism\".",
+               Range::closed(1, 8))
       .time("output_latency", &EngineConfig::output_latency,
             "Time from a token leaving the engine to the client seeing it (API server, "
             "detokenizer, network), added to every streamed token.",
@@ -469,18 +495,58 @@ StructTable make_chat_template_table() {
       .build();
 }
 
+StructTable make_sharegpt_table() {
+  using workload::ShareGptFilter;
+  return TableBuilder<ShareGptFilter>("ShareGptFilter",
+                                      "Filters of vLLM's convert_sharegpt_to_openai.py for a raw ShareGPT file; "
+                                      "0 means not given.")
+      .int64("seed", &ShareGptFilter::seed, "--seed: shuffles the items, then samples max_items.")
+      .int64("max_items", &ShareGptFilter::max_items, "--max-items: conversations to sample; 0 keeps all.",
+             Range::at_least(0))
+      .integer("min_turns", &ShareGptFilter::min_turns, "--min-turns: fewer messages drop the conversation.",
+               Range::at_least(0))
+      .integer("max_turns", &ShareGptFilter::max_turns, "--max-turns: messages kept per conversation.",
+               Range::at_least(0))
+      .int64("min_content_len", &ShareGptFilter::min_content_len,
+             "--min-content-len: a shorter message (characters) drops the conversation.", Range::at_least(0))
+      .int64("max_content_len", &ShareGptFilter::max_content_len,
+             "--max-content-len: a longer message (characters) drops the conversation.", Range::at_least(0))
+      .boolean("exclude_non_english", &ShareGptFilter::exclude_non_english,
+               "Keep only conversations whose messages are all ASCII (false: --no-exclude-non-english).")
+      .check([](ShareGptFilter& f, const KeyGiven&, std::vector<FieldIssue>& issues) {
+        if (f.min_turns > 0 && f.max_turns > 0 && f.min_turns > f.max_turns) {
+          issue(issues, "min_turns", ProblemClass::kBadValue, "must be <= max_turns");
+        }
+        if (f.min_content_len > 0 && f.max_content_len > 0 && f.min_content_len > f.max_content_len) {
+          issue(issues, "min_content_len", ProblemClass::kBadValue, "must be <= max_content_len");
+        }
+      })
+      .build();
+}
+
 StructTable make_trace_table() {
   using workload::TraceSpec;
-  return TableBuilder<TraceSpec>("TraceSpec", "Open-loop replay of a request trace.")
+  return TableBuilder<TraceSpec>("TraceSpec", "Replay of a request trace (docs/workloads.md).")
       .string("file", &TraceSpec::file,
               "Trace file; a relative path is relative to the scenario file.")
-      .choice("format", &TraceSpec::format, {"auto", "mooncake"}, "Trace format.")
+      .choice("format", &TraceSpec::format,
+              {"auto", "mooncake", "bailian", "azure", "burstgpt", "sharegpt", "openai"},
+              "Trace format; auto detects it from the content.")
+      .choice("mode", &TraceSpec::mode, {"open", "closed"},
+              "open: each request at its timestamp; closed: a turn also waits for its previous turn's answer.")
       .real("time_scale", &TraceSpec::time_scale, "Multiplies inter-arrival times.",
             Range::above(0))
+      .real("rate_scale", &TraceSpec::rate_scale, "Multiplies the request rate (divides times).",
+            Range::above(0))
+      .time("start", &TraceSpec::start, "Start of the replayed window, in the trace's time; re-based to 0.",
+            Range::at_least(0))
+      .time("duration", &TraceSpec::duration, "Length of the replayed window; 0 means to the end.",
+            Range::at_least(0))
       .int64("max_requests", &TraceSpec::max_requests, "Requests to replay; 0 means all.",
              Range::at_least(0))
       .integer("hash_block_tokens", &TraceSpec::hash_block_tokens,
-               "Tokens per trace hash id (Mooncake: 512).", Range::at_least(1))
+               "Tokens per trace hash id; 0 means the format's (Mooncake 512, Bailian 16).",
+               Range::at_least(0))
       .build();
 }
 
@@ -500,6 +566,8 @@ StructTable make_workload_table() {
       .string("input_file", &WorkloadSpec::input_file,
               "multi_turn: vLLM input file (JSON dict = generation config, list = "
               "conversations); a relative path is relative to the scenario file.")
+      .nested("sharegpt", &WorkloadSpec::sharegpt, sharegpt_table(),
+              "Filters for a raw ShareGPT input_file or trace.file (vLLM's converter options).")
       .nested("clients", &WorkloadSpec::clients, clients_table(), "multi_turn: client model.")
       .nested("chat_template", &WorkloadSpec::chat_template, chat_template_table(),
               "Chat-template token counts.")
@@ -831,6 +899,11 @@ const StructTable& chat_template_table() {
 }
 const StructTable& trace_table() {
   static const StructTable t = make_trace_table();
+  return t;
+}
+
+const StructTable& sharegpt_table() {
+  static const StructTable t = make_sharegpt_table();
   return t;
 }
 const StructTable& workload_table() {

@@ -37,6 +37,7 @@ const StructTable& prompt_output_table();  // a group over GenerationConfig
 const StructTable& clients_table();
 const StructTable& chat_template_table();
 const StructTable& trace_table();
+const StructTable& sharegpt_table();
 
 // Markdown reference of every section, key, kind, default, allowed range and meaning.
 std::string scenario_reference_markdown();

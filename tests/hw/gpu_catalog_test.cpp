@@ -34,7 +34,8 @@ TEST(GpuCatalog, HasTheGpusWithAllKeys) {
       "memory",        "memory_bandwidth", "bf16_dense",
       "fp8_dense",     "host_link.gen",    "host_link.lanes",
       "host_link.h2d", "host_link.d2h",    "host_link.bidirectional_each",
-      "p2p",           "gpudirect",        "source"};
+      "p2p",           "nvlink",           "gpudirect",
+      "source"};
   for (const auto& [name, e] : gpus()) {
     std::set<std::string> got;
     for (const auto& [k, v] : e) got.insert(k);

@@ -52,10 +52,12 @@ ModelSpec spec_from(const std::string& name, const CatalogEntry& e) {
   return m;
 }
 
-// Exactly the six models of the brief, each with only ModelSpec field names as keys.
+// The six BF16 models of the brief and two quantized Llama-3.1-70B variants, each with only
+// ModelSpec field names as keys.
 TEST(ModelCatalog, HasTheModelsWithKnownKeys) {
   const std::set<std::string> expected = {"llama-3.1-8b", "llama-3.1-70b", "mistral-7b",
-                                          "qwen2.5-7b",   "qwen2.5-32b",   "qwen3-8b"};
+                                          "qwen2.5-7b",   "qwen2.5-32b",   "qwen3-8b",
+                                          "llama-3.1-70b-awq-int4", "llama-3.1-70b-fp8"};
   std::set<std::string> names;
   for (const auto& [name, entry] : models_catalog()) names.insert(name);
   EXPECT_EQ(names, expected);
@@ -75,10 +77,13 @@ TEST(ModelCatalog, HasTheModelsWithKnownKeys) {
                                         "kv_dtype",
                                         "qkv_bias",
                                         "qk_norm",
+                                        "quant_group_size",
                                         "source"};
   for (const auto& [name, entry] : models_catalog()) {
     for (const auto& [key, value] : entry) EXPECT_TRUE(fields.count(key)) << name << "." << key;
-    EXPECT_EQ(entry.at("dtype"), "bf16") << name;
+    const bool quantized = name.find("-awq-int4") != std::string::npos || name.find("-fp8") != std::string::npos;
+    EXPECT_EQ(entry.at("dtype"), quantized ? (name.find("fp8") != std::string::npos ? "fp8" : "int4") : "bf16")
+        << name;
     EXPECT_FALSE(entry.at("source").empty()) << name;
   }
 }
@@ -108,6 +113,25 @@ TEST(ModelCatalog, ShapesAndParamCountsMatch) {
     shaped.qk_norm = ref.qk_norm;
     EXPECT_EQ(m.num_params, params_from_shape(shaped));
   }
+}
+
+// The quantized Llama-3.1-70B variants keep the BF16 model's shapes and parameter count
+// (quantization changes bytes, not parameters).
+TEST(ModelCatalog, QuantizedVariantsKeepTheShapes) {
+  const ModelSpec ref = testing::llama_31_70b();
+  for (const char* name : {"llama-3.1-70b-awq-int4", "llama-3.1-70b-fp8"}) {
+    SCOPED_TRACE(name);
+    const ModelSpec m = spec_from(name, models_catalog().at(name));
+    EXPECT_EQ(m.num_layers, ref.num_layers);
+    EXPECT_EQ(m.hidden_size, ref.hidden_size);
+    EXPECT_EQ(m.num_attention_heads, ref.num_attention_heads);
+    EXPECT_EQ(m.num_kv_heads, ref.num_kv_heads);
+    EXPECT_EQ(m.intermediate_size, ref.intermediate_size);
+    EXPECT_EQ(m.vocab_size, ref.vocab_size);
+    EXPECT_EQ(m.num_params, ref.num_params);
+    EXPECT_EQ(models_catalog().at(name).at("kv_dtype"), "bf16");
+  }
+  EXPECT_EQ(models_catalog().at("llama-3.1-70b-awq-int4").at("quant_group_size"), "128");
 }
 
 // KV bytes per token of the catalog entries (docs/sources.md A4 table; Qwen3-8B:

@@ -457,8 +457,12 @@ TEST(Diagnostics, CrossFieldChecks) {
             "num_attention_heads (32), got 5");
 }
 
+// vLLM's kv_cache_dtype "auto" is the model's activation dtype: fp16 for an fp16 model, bf16 for
+// FP8 and int4 checkpoints (their activations are 16-bit); fp8 KV only when asked.
 TEST(Diagnostics, KvDtypeFollowsDtypeUnlessGiven) {
-  EXPECT_EQ(load(kBase, with_catalog({"model.dtype=fp8"})).model.kv_dtype, models::DType::kFp8);
+  EXPECT_EQ(load(kBase, with_catalog({"model.dtype=fp8"})).model.kv_dtype, models::DType::kBf16);
+  EXPECT_EQ(load(kBase, with_catalog({"model.dtype=int4"})).model.kv_dtype, models::DType::kBf16);
+  EXPECT_EQ(load(kBase, with_catalog({"model.dtype=fp16"})).model.kv_dtype, models::DType::kFp16);
   const Scenario s = load(kBase, with_catalog({"model.dtype=fp16", "model.kv_dtype=fp8"}));
   EXPECT_EQ(s.model.dtype, models::DType::kFp16);
   EXPECT_EQ(s.model.kv_dtype, models::DType::kFp8);
@@ -542,7 +546,7 @@ TEST(Catalog, ErrorsInTheCatalogNameTheCatalogFile) {
                   "24GiB (units: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)\n" +
                   file +
                   ":6:3: error: g.preset: unknown key; valid keys: name, memory, "
-                  "memory_bandwidth, bf16_dense, fp8_dense, host_link, p2p, gpudirect, "
+                  "memory_bandwidth, bf16_dense, fp8_dense, host_link, p2p, nvlink, gpudirect, "
                   "source");
   }
   // A scenario using that catalog reports the catalog's problems, once.

@@ -1,0 +1,67 @@
+#pragma once
+// Collective communication between the GPUs of one tensor-parallel group: the time of a ring
+// all-reduce and a ring all-gather over k GPUs, from the GPUs' link rates. Bytes, bytes/s and
+// seconds (double).
+//
+// Ring algorithm (Patarasuk & Yuan 2009, "Bandwidth optimal all-reduce algorithms for clusters
+// of workstations"; NCCL's ring, docs.nvidia.com/deeplearning/nccl "Performance" busbw): the
+// message of S bytes is cut into k chunks; all-reduce is a reduce-scatter then an all-gather,
+// 2(k-1) steps in each of which every GPU sends one chunk (S/k) to its ring neighbour and
+// receives one, all at once:
+//   all_reduce(S) = call_latency + 2(k-1) x (hop_latency + S / (k B))
+//                 = call_latency + 2(k-1)/k x S / B + 2(k-1) x hop_latency
+//   all_gather(S) = call_latency + (k-1) x (hop_latency + S / (k B))     (S: the gathered size)
+// with B the bottleneck rate per direction of one hop while every hop is busy at once:
+//   - NVLink (catalog `nvlink` > 0): B = nvlink rate per direction.
+//   - PCIe peer-to-peer (catalog p2p true, no NVLink): each GPU sends and receives over its own
+//     PCIe link at once, B = host_link.bidirectional_each.
+//   - No P2P (GeForce with the stock driver, docs/sources.md A2): NCCL stages every hop through
+//     pinned host memory: GPU -> host over the sender's PCIe link, host -> GPU over the
+//     receiver's, pipelined in chunks. Every GPU's link then carries its outgoing chunk up and its
+//     incoming chunk down at the same time, so B = host_link.bidirectional_each (the 4090's ~13
+//     GB/s each way when both directions copy; A2 measures ~25.8 GB/s bidirectional GPU to GPU
+//     without P2P, 12.9 each way). Host memory carries every staged byte twice (written, then
+//     read): k GPUs x 2 directions x B, so B is also capped at host_dram_bandwidth / (2k) when that
+//     is known. Each hop crosses PCIe twice: its latency counts twice.
+// Latencies: NCCL's own tuning model (src/graph/tuning.cc): Ring/Simple base latency 8.4 us per
+// call, per step 5.7 us over PCI and 3.4 us over NVLink (hwLat). They are parameters.
+#include "kvsim/core/units.hpp"
+#include "kvsim/hw/gpu_spec.hpp"
+
+namespace kvsim::hw {
+
+enum class CollectivePath { kNvlink, kPcieP2p, kHostStaged };
+
+const char* collective_path_name(CollectivePath p);
+
+// Latency figures of one collective call, seconds.
+struct CollectiveLatency {
+  double call_s = 8.4e-6;        // NCCL Ring/Simple base latency per call
+  double pcie_hop_s = 5.7e-6;    // NCCL hwLat PCI, Ring/Simple, per ring step
+  double nvlink_hop_s = 3.4e-6;  // NCCL hwLat NVLink, Ring/Simple, per ring step
+};
+
+// The ring of k GPUs: its bottleneck rate per direction, its per-step and per-call latency.
+struct CollectiveLink {
+  int ranks = 1;
+  CollectivePath path = CollectivePath::kHostStaged;
+  double rate_bytes_per_s = 0;  // B
+  double hop_latency_s = 0;     // per ring step
+  double call_latency_s = 0;    // per call
+};
+
+// The ring over `ranks` GPUs of one kind in one server. host_dram_bandwidth 0: not a bottleneck.
+// Throws InputError when ranks < 1 or the needed link rate is not positive.
+CollectiveLink collective_link(const GpuSpec& gpu, int ranks,
+                               BytesPerSec host_dram_bandwidth = BytesPerSec{0},
+                               const CollectiveLatency& latency = {});
+
+// Seconds of one ring all-reduce of `bytes` (each GPU's full message); 0 when ranks is 1 or
+// bytes is 0.
+double ring_all_reduce_s(double bytes, const CollectiveLink& link);
+
+// Seconds of one ring all-gather whose gathered result is `bytes` (each GPU contributes
+// bytes / k); 0 when ranks is 1 or bytes is 0.
+double ring_all_gather_s(double bytes, const CollectiveLink& link);
+
+}  // namespace kvsim::hw

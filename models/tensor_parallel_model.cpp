@@ -1,0 +1,71 @@
+#include "kvsim/models/tensor_parallel_model.hpp"
+
+#include <cstdio>
+#include <utility>
+
+#include "kvsim/core/error.hpp"
+
+namespace kvsim::models {
+namespace {
+
+constexpr double kActivationBytes = 2.0;  // BF16 activations and logits
+
+double ratio(double target, double profiled) { return profiled > 0 ? target / profiled : 1.0; }
+
+}  // namespace
+
+TensorParallelModel::TensorParallelModel(std::unique_ptr<ComputeModel> inner,
+                                         const ModelSpec& model, int tensor_parallel_size,
+                                         CollectiveTime all_reduce, CollectiveTime all_gather,
+                                         std::unique_ptr<RooflineModel> profiled,
+                                         std::unique_ptr<RooflineModel> target)
+    : inner_(std::move(inner)),
+      tp_(tensor_parallel_size),
+      layers_(model.num_layers),
+      hidden_(model.hidden_size),
+      vocab_(model.vocab_size),
+      all_reduce_(std::move(all_reduce)),
+      all_gather_(std::move(all_gather)),
+      profiled_(std::move(profiled)),
+      target_(std::move(target)) {
+  KVSIM_ASSERT(inner_ != nullptr, "tensor-parallel model without an inner model");
+  KVSIM_ASSERT((profiled_ == nullptr) == (target_ == nullptr), "rescaling needs both rooflines");
+}
+
+double TensorParallelModel::communication_s(const BatchShape& batch) const {
+  if (batch.empty()) return 0;
+  double t = 0;
+  if (all_reduce_) {
+    const double bytes = static_cast<double>(batch.num_tokens()) * hidden_ * kActivationBytes;
+    t += (2.0 * layers_ + 1.0) * all_reduce_(bytes);
+  }
+  if (all_gather_)
+    t += all_gather_(static_cast<double>(batch.num_sequences()) * vocab_ * kActivationBytes);
+  return t;
+}
+
+StepBreakdown TensorParallelModel::step_time(const BatchShape& batch) const {
+  StepBreakdown out = inner_->step_time(batch);
+  if (batch.empty()) return out;
+  if (profiled_ != nullptr) {
+    const StepBreakdown p = profiled_->step_time(batch);
+    const StepBreakdown t = target_->step_time(batch);
+    out.dense_s *= ratio(t.dense_s, p.dense_s);
+    out.attention_s *= ratio(t.attention_s, p.attention_s);
+    out.lm_head_s *= ratio(t.lm_head_s, p.lm_head_s);
+    out.flops = t.flops;
+    out.bytes = t.bytes;
+  }
+  out.communication_s = communication_s(batch);
+  return out;
+}
+
+std::string TensorParallelModel::describe() const {
+  char buf[160];
+  std::snprintf(buf, sizeof buf,
+                "tensor parallel x%d (%s, + all-reduce and logits all-gather per step): ", tp_,
+                profiled_ != nullptr ? "kernel times rescaled by the roofline" : "per-GPU shard");
+  return buf + inner_->describe();
+}
+
+}  // namespace kvsim::models

@@ -1,0 +1,84 @@
+// Ring collectives over the GPUs of a tensor-parallel group (hw/collective.hpp) against hand
+// calculations.
+#include "kvsim/hw/collective.hpp"
+
+#include <gtest/gtest.h>
+
+#include "kvsim/core/error.hpp"
+
+namespace kvsim::hw {
+namespace {
+
+GpuSpec rtx4090() {
+  GpuSpec g;
+  g.name = "rtx4090";
+  g.host_link.h2d = BytesPerSec{25e9};
+  g.host_link.d2h = BytesPerSec{26.5e9};
+  g.host_link.bidirectional_each = BytesPerSec{13e9};
+  g.p2p = false;
+  return g;
+}
+
+// Four RTX 4090s without P2P: every hop is staged through host memory, each GPU's PCIe link
+// busy both ways, B = 13 GB/s; each hop crosses PCIe twice, 2 x 5.7 us; one call 8.4 us.
+// A 2,048-token prefill of Llama-3.1-70B all-reduces 2,048 x 8,192 x 2 B = 33,554,432 B:
+//   8.4 us + 2 x 3 x 11.4 us + 2 x 3/4 x 33,554,432 B / 13 GB/s
+//   = 8.4 + 68.4 us + 50,331,648 / 13e9 s = 76.8 us + 3,871.665 us = 3,948.465 us.
+TEST(Collective, AllReduceOverFourGeForceGpusThroughHostMemory) {
+  const CollectiveLink link = collective_link(rtx4090(), 4);
+  EXPECT_EQ(link.path, CollectivePath::kHostStaged);
+  EXPECT_DOUBLE_EQ(link.rate_bytes_per_s, 13e9);
+  EXPECT_DOUBLE_EQ(link.hop_latency_s, 11.4e-6);
+  EXPECT_NEAR(ring_all_reduce_s(33'554'432, link), 3'948.465e-6, 1e-9);
+}
+
+// A decode step of 32 sequences all-reduces 32 x 8,192 x 2 B = 524,288 B: latency dominates,
+// 76.8 us + 1.5 x 524,288 / 13e9 s = 76.8 + 60.495 us = 137.295 us.
+TEST(Collective, SmallMessagesAreLatencyBound) {
+  const CollectiveLink link = collective_link(rtx4090(), 4);
+  EXPECT_NEAR(ring_all_reduce_s(524'288, link), 137.295e-6, 1e-9);
+}
+
+// Host memory carries every staged byte twice (in and out) for each of the k GPUs: with 70 GB/s
+// of DRAM bandwidth and 4 GPUs, B = 70 / (2 x 4) = 8.75 GB/s, below the 13 GB/s of PCIe.
+TEST(Collective, HostMemoryBandwidthCapsTheStagedRate) {
+  EXPECT_DOUBLE_EQ(collective_link(rtx4090(), 4, BytesPerSec{70e9}).rate_bytes_per_s, 8.75e9);
+  EXPECT_DOUBLE_EQ(collective_link(rtx4090(), 4, BytesPerSec{200e9}).rate_bytes_per_s, 13e9);
+}
+
+// NVLink (H100 SXM: 450 GB/s per direction) and PCIe peer-to-peer (L40S: both directions of
+// PCIe busy, 13 GB/s, one crossing per hop).
+TEST(Collective, NvlinkAndPcieP2pPaths) {
+  GpuSpec h100 = rtx4090();
+  h100.p2p = true;
+  h100.nvlink = BytesPerSec{450e9};
+  const CollectiveLink nv = collective_link(h100, 8);
+  EXPECT_EQ(nv.path, CollectivePath::kNvlink);
+  // 8.4 us + 14 x 3.4 us + 2 x 7/8 x 1 GB / 450 GB/s = 8.4 + 47.6 + 3,888.889 us.
+  EXPECT_NEAR(ring_all_reduce_s(1e9, nv), 3'944.889e-6, 1e-9);
+
+  GpuSpec l40s = rtx4090();
+  l40s.p2p = true;
+  const CollectiveLink p2p = collective_link(l40s, 2);
+  EXPECT_EQ(p2p.path, CollectivePath::kPcieP2p);
+  // 8.4 us + 2 x 5.7 us + 2 x 1/2 x 13 MB / 13 GB/s = 19.8 + 1,000 us.
+  EXPECT_NEAR(ring_all_reduce_s(13e6, p2p), 1'019.8e-6, 1e-9);
+}
+
+// All-gather of the logits: k - 1 steps each moving one GPU's share. 64 sequences x 128,256
+// vocabulary x 2 B = 16,416,768 B over four 4090s: 8.4 us + 3 x 11.4 us + 3/4 x 16,416,768 /
+// 13e9 s = 42.6 us + 947.121 us = 989.721 us.
+TEST(Collective, AllGatherOfLogits) {
+  EXPECT_NEAR(ring_all_gather_s(16'416'768, collective_link(rtx4090(), 4)), 989.721e-6, 1e-9);
+}
+
+// One GPU has nothing to exchange; zero ranks is an input error.
+TEST(Collective, OneGpuCostsNothing) {
+  const CollectiveLink one = collective_link(rtx4090(), 1);
+  EXPECT_EQ(ring_all_reduce_s(1e9, one), 0.0);
+  EXPECT_EQ(ring_all_gather_s(1e9, one), 0.0);
+  EXPECT_THROW(collective_link(rtx4090(), 0), InputError);
+}
+
+}  // namespace
+}  // namespace kvsim::hw
