@@ -1,32 +1,14 @@
 #include "kvsim/analysis/cache_curve.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <thread>
 #include <unordered_map>
 
+#include "kvsim/analysis/stack_distance.hpp"
 #include "kvsim/core/error.hpp"
 
 namespace kvsim::analysis {
 namespace {
-
-// Fenwick tree of 0/1 marks at access times: a mark at each block's latest access.
-class Fenwick {
- public:
-  explicit Fenwick(std::size_t n) : tree_(n + 1, 0) {}
-  void add(std::size_t i, int v) {
-    for (++i; i < tree_.size(); i += i & (~i + 1)) tree_[i] += v;
-  }
-  // Sum of marks at positions [0, i).
-  std::int64_t prefix(std::size_t i) const {
-    std::int64_t s = 0;
-    for (; i > 0; i -= i & (~i + 1)) s += tree_[i];
-    return s;
-  }
-
- private:
-  std::vector<std::int64_t> tree_;
-};
 
 // The blocks of a request that take part, and how many tokens each serves on a hit.
 struct RequestBlocks {
@@ -73,16 +55,12 @@ CacheCurve lru_curve(const std::vector<TraceRequest>& trace, const std::vector<s
   CacheCurve out;
   std::size_t accesses = 0;
   for (const auto& r : trace) accesses += blocks_of(r, o).touched;
-  Fenwick marks(accesses);
-  std::unordered_map<std::int64_t, std::size_t> last;  // hash -> time of its latest access
-  last.reserve(accesses);
+  StackDistances stack(accesses);
   std::vector<std::int64_t> hits(sorted.size(), 0);
   std::vector<double> fractions(sorted.size(), 0.0);
   std::int64_t infinite_hits = 0;
   double infinite_fractions = 0;
-  std::size_t now = 0;
   std::vector<std::int64_t> prefix_max;  // m_k of the current request
-  constexpr std::int64_t kNew = std::numeric_limits<std::int64_t>::max();
   for (const auto& r : trace) {
     ++out.requests;
     out.prompt_tokens += r.input_length;
@@ -92,9 +70,8 @@ CacheCurve lru_curve(const std::vector<TraceRequest>& trace, const std::vector<s
     std::size_t seen_prefix = 0;
     bool all_seen = true;
     for (std::size_t k = 0; k < b.lookup; ++k) {
-      auto it = last.find(r.hash_ids[k]);
-      const std::int64_t d = it == last.end() ? kNew : marks.prefix(now) - marks.prefix(it->second + 1);
-      all_seen = all_seen && it != last.end();
+      const std::int64_t d = stack.distance(r.hash_ids[k]);
+      all_seen = all_seen && d != StackDistances::kFirstUse;
       if (all_seen) ++seen_prefix;
       running = std::max(running, d);
       prefix_max.push_back(running);
@@ -109,20 +86,9 @@ CacheCurve lru_curve(const std::vector<TraceRequest>& trace, const std::vector<s
       hits[c] += t;
       fractions[c] += static_cast<double>(t) / input;
     }
-    for_each_touch(b.touched, o, [&](std::size_t k) {
-      const std::int64_t h = r.hash_ids[k];
-      auto it = last.find(h);
-      if (it != last.end()) {
-        marks.add(it->second, -1);
-        it->second = now;
-      } else {
-        last.emplace(h, now);
-      }
-      marks.add(now, 1);
-      ++now;
-    });
+    for_each_touch(b.touched, o, [&](std::size_t k) { stack.use(r.hash_ids[k]); });
   }
-  out.distinct_blocks = static_cast<std::int64_t>(last.size());
+  out.distinct_blocks = static_cast<std::int64_t>(stack.distinct());
   const auto tokens = static_cast<double>(out.prompt_tokens);
   const auto requests = static_cast<double>(out.requests);
   out.infinite_token_hit_rate = ratio(static_cast<double>(infinite_hits), tokens);

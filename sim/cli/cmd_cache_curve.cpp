@@ -14,7 +14,8 @@
 #include "kvsim/analysis/cache_curve.hpp"
 #include "kvsim/core/error.hpp"
 #include "kvsim/scenario/units.hpp"
-#include "kvsim/workload/mooncake_trace.hpp"
+#include "kvsim/workload/trace.hpp"
+#include "trace_options.hpp"
 
 namespace kvsim::cli {
 namespace {
@@ -23,11 +24,12 @@ struct CurveOptions {
   std::string trace;
   std::vector<std::string> capacities;
   std::vector<std::string> tiers;
-  int block_tokens = 512;
+  int block_tokens = 0;  // 0: the trace format's own
   std::string model = "llama-3.1-8b";
   std::string policy = "lru";
   std::string rules = "published";
   std::string format = "table";
+  TraceFlags flags;
 };
 
 // Capacities the curve uses when none are given: 20 points from 354 to 256,000 blocks, a factor
@@ -217,9 +219,21 @@ std::vector<analysis::TierLevel> parse_tiers(const std::vector<std::string>& ite
   return levels;
 }
 
-int cmd_cache_curve(const CurveOptions& o, const CommonOptions& common) {
+int cmd_cache_curve(CurveOptions o, const CommonOptions& common) {
   const auto model = catalog_model(load_catalog(common), o.model);
   const double bytes_per_token = model.kv_bytes_per_token().as_double();
+  workload::TraceReadOptions ro;
+  if (!o.flags.format.empty()) ro.format = o.flags.format;
+  ro.hash_block_tokens = o.block_tokens;
+  const auto window = trace_window(o.flags);
+  workload::validate_window(window, "--");
+  const auto trace = workload::select(workload::read_trace(o.trace, ro), window);
+  if (trace.hash_block_tokens <= 0) {
+    throw InputError(o.trace, 0, 0,
+                     "a " + trace.format + " trace has no prefix information (every prompt is unique), so no "
+                     "cache can hit: there is no curve to draw");
+  }
+  o.block_tokens = trace.hash_block_tokens;
   const CapacityParser cap(o.block_tokens, bytes_per_token);
   analysis::CurveOptions co;
   co.block_tokens = o.block_tokens;
@@ -235,12 +249,11 @@ int cmd_cache_curve(const CurveOptions& o, const CommonOptions& common) {
   }
   if (capacities.empty()) capacities = default_capacities();
 
-  const auto trace = workload::read_mooncake_trace(o.trace, o.block_tokens);
   std::ostringstream out;
   if (!levels.empty()) {
-    printer.stack(out, analysis::tier_stack_hits(trace, levels, co), levels);
+    printer.stack(out, analysis::tier_stack_hits(trace.requests, levels, co), levels);
   } else {
-    printer.curve(out, analysis::cache_curve(trace, capacities, co));
+    printer.curve(out, analysis::cache_curve(trace.requests, capacities, co));
   }
   std::cout << out.str();
   return 0;
@@ -266,9 +279,11 @@ Command add_cache_curve(CLI::App& app, CommonOptions& common) {
                   "published: the trace's published curve (every id one block, the partial last one too, "
                   "touched first to last); vllm: vLLM's prefix cache (full blocks only, touched last to first)")
       ->check(CLI::IsMember({"published", "vllm"}));
-  cmd->add_option("--block-tokens", o->block_tokens, "Tokens per trace hash block")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--block-tokens", o->block_tokens, "Tokens per trace hash block (default: the format's own)")
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--model", o->model, "Catalog model whose KV bytes size the capacities")->type_name("NAME");
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}));
+  add_trace_flags(cmd, o->flags, false);
   add_catalog_option(cmd, common);
   return {cmd, [o, &common] { return cmd_cache_curve(*o, common); }};
 }

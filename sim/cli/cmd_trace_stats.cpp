@@ -1,0 +1,146 @@
+// kvsim trace-stats: what a trace holds (rate over time, lengths, multi-turn structure, reuse of
+// prefix blocks, the infinite-cache hit rate), from any trace format kvsim reads.
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "command.hpp"
+#include "kvsim/analysis/trace_stats.hpp"
+#include "kvsim/core/error.hpp"
+#include "trace_options.hpp"
+
+namespace kvsim::cli {
+namespace {
+
+struct StatsOptions {
+  std::string trace;
+  std::string format = "table";
+  double bucket_s = 60;
+  int block_tokens = 0;
+  TraceFlags flags;
+};
+
+void quantiles_json(std::ostream& out, const char* name, const analysis::Quantiles& q) {
+  out << "\"" << name << "\": {\"count\": " << q.count << ", \"mean\": " << q.mean << ", \"min\": " << q.min
+      << ", \"p50\": " << q.p50 << ", \"p90\": " << q.p90 << ", \"p99\": " << q.p99 << ", \"max\": " << q.max
+      << "}";
+}
+
+void quantiles_row(std::ostream& out, const char* name, const analysis::Quantiles& q, int precision) {
+  out << "  " << std::left << std::setw(26) << name << std::right << std::fixed << std::setprecision(precision)
+      << std::setw(11) << q.mean << std::setw(11) << q.p50 << std::setw(11) << q.p90 << std::setw(11) << q.p99
+      << std::setw(12) << q.max << '\n';
+}
+
+void write_json(std::ostream& out, const analysis::TraceStats& s) {
+  out << std::setprecision(10) << "{\"source\": \"" << s.source << "\", \"format\": \"" << s.format
+      << "\", \"hash_block_tokens\": " << s.hash_block_tokens << ", \"requests\": " << s.requests
+      << ", \"input_tokens\": " << s.input_tokens << ", \"output_tokens\": " << s.output_tokens
+      << ", \"span_s\": " << s.span_s << ", \"mean_rate\": " << s.mean_rate << ", \"bucket_s\": " << s.bucket_s
+      << ", \"peak_bucket_rate\": " << s.peak_bucket_rate << ",\n ";
+  quantiles_json(out, "input_length", s.input_length);
+  out << ",\n ";
+  quantiles_json(out, "output_length", s.output_length);
+  out << ",\n ";
+  quantiles_json(out, "interarrival_s", s.interarrival_s);
+  out << ",\n \"has_conversations\": " << (s.has_conversations ? "true" : "false")
+      << ", \"conversations\": " << s.conversations << ", ";
+  quantiles_json(out, "turns_per_conversation", s.turns_per_conversation);
+  out << ",\n ";
+  quantiles_json(out, "turn_gap_s", s.turn_gap_s);
+  out << ",\n \"continuations\": " << s.continuations << ", \"block_uses\": " << s.block_uses
+      << ", \"distinct_blocks\": " << s.distinct_blocks << ",\n ";
+  quantiles_json(out, "reuse_distance_blocks", s.reuse_distance_blocks);
+  out << ",\n ";
+  quantiles_json(out, "reuse_time_s", s.reuse_time_s);
+  out << ",\n \"ideal_token_hit_rate_percent\": " << 100.0 * s.ideal_token_hit_rate
+      << ", \"ideal_request_hit_rate_percent\": " << 100.0 * s.ideal_request_hit_rate << ",\n \"rate\": [";
+  for (std::size_t i = 0; i < s.rate.size(); ++i) {
+    out << (i ? ", " : "") << "{\"start_s\": " << s.rate[i].start_s << ", \"requests\": " << s.rate[i].requests
+        << ", \"requests_per_s\": " << s.rate[i].requests_per_s << ", \"input_tokens\": " << s.rate[i].input_tokens
+        << "}";
+  }
+  out << "]}\n";
+}
+
+void write_table(std::ostream& out, const analysis::TraceStats& s) {
+  out << std::fixed << std::setprecision(2);
+  out << s.source << " (" << s.format << ")\n";
+  out << "  requests " << s.requests << ", prompt tokens " << s.input_tokens << ", output tokens " << s.output_tokens
+      << "\n  span " << s.span_s << " s, mean rate " << s.mean_rate << " req/s, peak " << s.peak_bucket_rate
+      << " req/s over " << std::setprecision(0) << s.bucket_s << " s buckets\n\n";
+  out << "  " << std::left << std::setw(26) << "distribution" << std::right << std::setw(11) << "mean"
+      << std::setw(11) << "p50" << std::setw(11) << "p90" << std::setw(11) << "p99" << std::setw(12) << "max"
+      << '\n';
+  quantiles_row(out, "input tokens", s.input_length, 0);
+  quantiles_row(out, "output tokens", s.output_length, 0);
+  quantiles_row(out, "inter-arrival (s)", s.interarrival_s, 3);
+  if (s.has_conversations) {
+    quantiles_row(out, "turns per conversation", s.turns_per_conversation, 1);
+    quantiles_row(out, "turn gap (s)", s.turn_gap_s, 1);
+  }
+  if (s.hash_block_tokens > 0) {
+    quantiles_row(out, "reuse distance (blocks)", s.reuse_distance_blocks, 0);
+    quantiles_row(out, "reuse time (s)", s.reuse_time_s, 1);
+  }
+  out << '\n';
+  if (s.has_conversations) {
+    out << "  conversations " << s.conversations << " (turns linked to their parent turn in the trace)\n";
+  }
+  if (s.hash_block_tokens > 0) {
+    out << std::setprecision(1) << "  prefix blocks of " << s.hash_block_tokens << " tokens: " << s.block_uses
+        << " uses of " << s.distinct_blocks << " distinct blocks (" << s.reuse_distance_blocks.count
+        << " reuses)\n  continuations (a prompt that starts with a whole earlier prompt of 2+ blocks): " << s.continuations
+        << " of " << s.requests << "\n  ideal (never-evicting) prefix cache: " << 100.0 * s.ideal_token_hit_rate
+        << " % of prompt tokens, " << 100.0 * s.ideal_request_hit_rate << " % per request\n";
+  } else {
+    out << "  no prefix information: every prompt is unique to its request\n";
+  }
+  out << "\n  request rate (" << std::setprecision(0) << s.bucket_s << " s buckets)\n";
+  double peak = 0;
+  for (const auto& b : s.rate) peak = std::max(peak, b.requests_per_s);
+  for (const auto& b : s.rate) {
+    const auto bar = peak > 0 ? static_cast<int>(40.0 * b.requests_per_s / peak + 0.5) : 0;
+    out << "  " << std::setw(8) << std::setprecision(0) << b.start_s << " s " << std::setw(9) << std::setprecision(2)
+        << b.requests_per_s << " req/s  " << std::string(static_cast<std::size_t>(bar), '#') << '\n';
+  }
+}
+
+int cmd_trace_stats(const StatsOptions& o) {
+  workload::TraceReadOptions ro;
+  if (!o.flags.format.empty()) ro.format = o.flags.format;
+  ro.hash_block_tokens = o.block_tokens;
+  const auto window = trace_window(o.flags);
+  workload::validate_window(window, "--");
+  const auto trace = workload::select(workload::read_trace(o.trace, ro), window);
+  const auto stats = analysis::trace_stats(trace, o.bucket_s);
+  std::ostringstream out;
+  if (o.format == "json") {
+    write_json(out, stats);
+  } else {
+    write_table(out, stats);
+  }
+  std::cout << out.str();
+  return 0;
+}
+
+Command add_trace_stats(CLI::App& app, CommonOptions&) {
+  auto o = std::make_shared<StatsOptions>();
+  auto* cmd = app.add_subcommand("trace-stats", "Describe a trace: rate over time, lengths, multi-turn structure, "
+                                                "reuse of prefix blocks, ideal hit rate");
+  cmd->add_option("trace", o->trace, "Request trace (any format kvsim reads)")->required()->type_name("FILE");
+  cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember({"table", "json"}));
+  cmd->add_option("--bucket", o->bucket_s, "Seconds per bucket of the request-rate series")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--block-tokens", o->block_tokens, "Tokens per hash block (default: the format's own)")
+      ->check(CLI::NonNegativeNumber);
+  add_trace_flags(cmd, o->flags, false);
+  return {cmd, [o] { return cmd_trace_stats(*o); }};
+}
+
+const CommandRegistrar trace_stats_registrar(55, add_trace_stats);
+
+}  // namespace
+}  // namespace kvsim::cli
