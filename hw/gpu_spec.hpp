@@ -31,6 +31,9 @@ struct GpuSpec {
   FlopsPerSec fp8_dense{0};         // 0 when the GPU has no FP8 tensor cores
   HostLinkSpec host_link;
   bool p2p = false;                 // GPU peer-to-peer supported
+  // NVLink rate per direction between two GPUs of a server (all links of the GPU together, half
+  // of the marketed bidirectional figure); 0 = no NVLink (GPU-to-GPU traffic uses PCIe).
+  BytesPerSec nvlink{0};
   bool gpudirect = false;           // GPUDirect RDMA / Storage supported
   std::string source;               // citations for the figures (catalog text)
 };
