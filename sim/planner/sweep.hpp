@@ -1,0 +1,61 @@
+#pragma once
+// Runs a sweep: resolves each run of the shard (base scenario + overrides + seed) into its
+// scenario and run key, then simulates the runs not yet done on N worker threads, each with
+// its own scenario::Simulation, and writes each finished run into the results database in its
+// own transaction. Simulations share nothing (no globals), so the threads need no locking
+// beyond the database's and the progress line's.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvsim/planner/progress.hpp"
+#include "kvsim/planner/results_db.hpp"
+#include "kvsim/planner/shard.hpp"
+#include "kvsim/planner/sweep_spec.hpp"
+#include "kvsim/scenario/scenario.hpp"
+
+namespace kvsim::planner {
+
+struct SweepOptions {
+  std::string db_path = "kvsim.db";
+  int jobs = 0;  // worker threads; 0: std::thread::hardware_concurrency()
+  Shard shard;
+  ClaimPolicy policy;
+  bool store_requests = false;
+  bool store_timeseries = false;
+  std::string catalog_dir;
+  std::vector<scenario::Override> extra_overrides;  // --set on the command line, applied last
+};
+
+// One run of the shard, resolved.
+struct PlannedRun {
+  SweepPoint point;
+  RunIdentity id;
+  scenario::Scenario scenario;
+  double warmup_percent = 0;
+  std::int64_t duplicate_of = -1;  // index of an earlier run with the same key, or -1
+};
+
+// Resolves the shard's runs in sweep order. A scenario that does not load (bad override path
+// or value) is an InputError naming the run and its overrides: nothing is run.
+std::vector<PlannedRun> plan_runs(const SweepSpec& spec, const SweepOptions& options);
+
+struct SweepReport {
+  std::int64_t sweep_runs = 0;      // runs in the whole sweep
+  std::int64_t shard_runs = 0;      // runs in this shard
+  std::int64_t duplicates = 0;      // runs whose key an earlier run of the shard has
+  std::int64_t already_done = 0;    // skipped: done before
+  std::int64_t skipped_failed = 0;  // skipped: failed before (retry with retry_failed)
+  std::int64_t in_flight = 0;       // skipped: running in another live process
+  std::int64_t ran_done = 0;
+  std::int64_t ran_failed = 0;
+  std::int64_t discarded = 0;         // finished, but another process had taken the run over
+  std::vector<std::string> messages;  // failures and in-flight owners, one line each
+};
+
+// Runs the shard into options.db_path. `progress` may be null.
+SweepReport run_sweep(const SweepSpec& spec, const std::vector<PlannedRun>& runs,
+                      const SweepOptions& options, Progress* progress);
+
+}  // namespace kvsim::planner
