@@ -183,6 +183,13 @@ def main():
         "  one; kvsim's ratio grows with prompt size as the blog's does, from 2.0x at 1k tokens to",
         "  17.9x at 100k.",
     ]
+    # The validation harness (kvsim replay / probe / validate): a hand-written guide and the
+    # latest CPU end-to-end results (validation/e2e_cpu.sh with KVSIM_E2E_UPDATE_DOCS=1).
+    for part in ("harness.md", "replay-results.md"):
+        path = os.path.join(ROOT, "validation", part)
+        if os.path.exists(path):
+            with open(path) as f:
+                lines += [""] + f.read().rstrip("\n").split("\n")
     text = "\n".join(lines) + "\n"
     if check:
         with open(DOC) as f:

@@ -11,19 +11,63 @@
 #include "kvsim/io/atomic_file.hpp"
 #include "kvsim/models/fitted_model.hpp"
 #include "kvsim/models/profile_bundle.hpp"
+#if __has_include("kvsim/validation/probe.hpp")
+#include "kvsim/validation/probe.hpp"
+#define KVSIM_HAVE_VALIDATION 1
+#endif
 
 namespace kvsim::cli {
 namespace {
 
 struct CalibrateOptions {
   std::string profile;
+  std::string measured;  // a kvsim probe file instead of a profile bundle
+  int layers = 0;        // layers of the probed model (0: from --model)
   std::string out;
   std::string model = "llama-3.1-8b";
 };
 
 // Fits the compact step-time model to a profile bundle, prints the residuals and writes the
 // coefficients with their provenance.
+#ifdef KVSIM_HAVE_VALIDATION
+// Fits the step-time model to `kvsim probe` measurements of a live deployment.
+int cmd_calibrate_measured(const CalibrateOptions& o, const CommonOptions& common) {
+  const int layers = o.layers > 0 ? o.layers : catalog_model(load_catalog(common), o.model).num_layers;
+  const auto probe = validation::load_probe(o.measured);
+  const auto fit = validation::fit_probe(probe);
+  std::cout << "Fitted " << o.measured << " (" << probe.url << ", model " << probe.model << ", " << layers
+            << " layers)\n";
+  std::cout << std::fixed << std::setprecision(3) << "per step s = " << fit.s_us << " us, per token t = " << fit.t_us
+            << " us, per prefill pair q = " << fit.q_us << " us, per cached token r = " << fit.r_us
+            << " us, per decode context token d = " << fit.d_us << " us\n";
+  std::cout << std::left << std::setw(16) << "probe" << std::right << std::setw(8) << "tokens" << std::setw(7)
+            << "batch" << std::setw(12) << "measured" << std::setw(12) << "fitted" << std::setw(9) << "error" << '\n';
+  for (const auto& r : fit.residuals) {
+    std::cout << std::left << std::setw(16) << r.kind << std::right << std::setw(8) << r.prompt_tokens << std::setw(7)
+              << r.batch << std::setw(9) << std::setprecision(2) << r.measured_ms << " ms" << std::setw(9)
+              << r.fitted_ms << " ms" << std::setw(8) << std::setprecision(1)
+              << 100.0 * (r.fitted_ms - r.measured_ms) / r.measured_ms << "%\n";
+  }
+  std::cout.unsetf(std::ios::floatfield);
+  if (!o.out.empty()) {
+    io::AtomicFile f(o.out);
+    f.stream() << models::write_fitted_yaml(validation::probe_coefficients(fit, probe, layers, o.measured));
+    f.commit();
+    std::cout << "wrote " << o.out
+              << " (use it with compute: {kind: fitted, profile: {fitted_path: ..., cuda_graph_decode_factor: 0, "
+                 "gpu_step_overhead_us: 0, step_overhead_us: 0}})\n";
+  }
+  return 0;
+}
+#endif
+
 int cmd_calibrate(const CalibrateOptions& o, const CommonOptions& common) {
+  if (o.profile.empty() == o.measured.empty()) {
+    throw InputError("", 0, 0, "calibrate: give exactly one of --profile DIR and --measured PROBE.json");
+  }
+#ifdef KVSIM_HAVE_VALIDATION
+  if (!o.measured.empty()) return cmd_calibrate_measured(o, common);
+#endif
   const auto model = catalog_model(load_catalog(common), o.model);
   const auto bundle = models::load_profile_bundle(o.profile);
   const auto report = models::fit_profile(bundle, model);
@@ -51,8 +95,12 @@ Command add_calibrate(CLI::App& app, CommonOptions& common) {
   auto* calibrate = app.add_subcommand(
       "calibrate", "Fit the step-time model to a measured profile bundle and write its coefficients");
   calibrate->add_option("--profile", cal->profile, "Profile bundle folder (dense.csv, attention.csv, ...)")
-      ->required()
       ->type_name("DIR");
+#ifdef KVSIM_HAVE_VALIDATION
+  calibrate->add_option("--measured", cal->measured, "A kvsim probe file: fit the step-time model to it instead")
+      ->type_name("FILE");
+  calibrate->add_option("--layers", cal->layers, "Layers of the probed model (default: those of --model)");
+#endif
   calibrate->add_option("--out", cal->out, "Write the fitted coefficients (YAML) to FILE")->type_name("FILE");
   calibrate->add_option("--model", cal->model, "Catalog model the profile was measured on")->type_name("NAME");
   add_catalog_option(calibrate, common);

@@ -1,0 +1,93 @@
+// kvsim validate: simulate the workload a replay measured and report measured against
+// predicted (kvsim/validation/report.hpp).
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "command.hpp"
+#include "kvsim/core/error.hpp"
+#include "kvsim/io/atomic_file.hpp"
+#include "kvsim/scenario/simulation.hpp"
+#include "kvsim/validation/replay_file.hpp"
+#include "kvsim/validation/report.hpp"
+
+namespace kvsim::cli {
+namespace {
+
+struct ValidateOptions {
+  std::string measured;
+  std::string scenario;
+  std::string tolerance;
+  std::string html;
+  std::string json_out;
+  std::string markdown_out;
+  std::string format = "table";
+};
+
+int cmd_validate(const ValidateOptions& o, const CommonOptions& common) {
+  const auto tolerances = validation::parse_tolerances(o.tolerance);
+  const validation::ReplayRun run = validation::load_replay(o.measured);
+  auto lo = load_options(common);
+  // The replay's seed made its conversations and client streams: simulate with the same one.
+  lo.overrides.push_back({"seed", std::to_string(run.seed)});
+  const auto sc = scenario::load_scenario(o.scenario, lo);
+  scenario::Simulation sim(sc);
+  const auto predicted = sim.run();
+  auto comparison = validation::compare(run, predicted.requests, tolerances);
+  if (comparison.scenario_name.empty() || comparison.scenario_name != sc.name) {
+    comparison.notes.push_back("replayed scenario '" + run.scenario_name + "', predicted with '" +
+                               sc.name + "'");
+    comparison.scenario_name = sc.name;
+  }
+  if (!o.html.empty()) {
+    io::AtomicFile f(o.html);
+    f.stream() << validation::comparison_html(comparison);
+    f.commit();
+  }
+  if (!o.json_out.empty()) {
+    io::AtomicFile f(o.json_out);
+    f.stream() << validation::comparison_json(comparison);
+    f.commit();
+  }
+  if (!o.markdown_out.empty()) {
+    io::AtomicFile f(o.markdown_out);
+    f.stream() << validation::comparison_markdown(comparison);
+    f.commit();
+  }
+  std::cout << (o.format == "json" ? validation::comparison_json(comparison)
+                                   : validation::comparison_table(comparison));
+  return comparison.exceeded() ? kExitCheckFailed : 0;
+}
+
+Command add_validate(CLI::App& app, CommonOptions& common) {
+  auto o = std::make_shared<ValidateOptions>();
+  auto* cmd = app.add_subcommand(
+      "validate",
+      "Simulate a replayed workload and report measured against predicted; exit 1 when a "
+      "tolerance is exceeded");
+  cmd->add_option("--measured", o->measured, "Replay file written by kvsim replay")
+      ->required()
+      ->type_name("FILE");
+  cmd->add_option("--scenario", o->scenario, "Scenario that predicts the deployment")
+      ->required()
+      ->type_name("FILE");
+  cmd->add_option("--tolerance", o->tolerance,
+                  "Bounds on |error|, e.g. ttft_mean=30%,tpot_p50=20%,cache_hit_rate=5 (points)")
+      ->type_name("LIST");
+  cmd->add_option("--format", o->format, "Output on the terminal")
+      ->check(CLI::IsMember({"table", "json"}));
+  cmd->add_option("--html", o->html, "Write an HTML report with CDF plots to FILE")
+      ->type_name("FILE");
+  cmd->add_option("--json-out", o->json_out, "Write the comparison as JSON to FILE")
+      ->type_name("FILE");
+  cmd->add_option("--markdown-out", o->markdown_out,
+                  "Write the comparison as a Markdown table to FILE")
+      ->type_name("FILE");
+  add_common(cmd, common);
+  return {cmd, [o, &common] { return cmd_validate(*o, common); }};
+}
+
+const CommandRegistrar validate_registrar(62, add_validate);
+
+}  // namespace
+}  // namespace kvsim::cli

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# The validation loop end to end on a real inference engine on the CPU (validation/cpu-engine):
+# generate the tiny model, start the engine, probe it, calibrate a compute model from the probe,
+# write a scenario for that deployment, predict a small multi-turn replay, replay it for real,
+# and validate measured against predicted.
+#
+#   bash validation/e2e_cpu.sh KVSIM [WORKDIR]
+#
+# KVSIM_E2E_UPDATE_DOCS=1 also copies the measured-vs-predicted table to
+# validation/replay-results.md, which validation/accuracy.py puts into docs/validation.md.
+# Tolerances (the CPU's noise on a shared 2-core machine, where the engine runs one thread):
+# TTFT and latency means within 60 %, TPOT mean within 60 %, the workload's token counts within
+# 5 %, the cache hit rate within 15 points. Exit 0 pass, 1 a tolerance exceeded, other: failure.
+set -euo pipefail
+KVSIM=$(realpath "$1")
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+WORK=${2:-$(mktemp -d /tmp/kvsim-e2e.XXXXXX)}
+mkdir -p "$WORK"
+ENGINE=$ROOT/validation/cpu-engine
+THREADS=${KVSIM_E2E_THREADS:-1}
+TOLERANCE="ttft_mean=60%,tpot_mean=60%,latency_mean=60%,input_tokens_mean=5%,output_tokens_mean=5%,cache_hit_rate=15"
+
+log() { echo "e2e: $*" >&2; }
+
+log "installing the CPU engine"
+bash "$ENGINE/install.sh"
+[ -f "$WORK/tiny.gguf" ] || python3 "$ENGINE/make_gguf.py" "$WORK/tiny.gguf"
+
+log "starting the engine"
+node "$ENGINE/server.mjs" --model "$WORK/tiny.gguf" --port 0 --threads "$THREADS" --slots 4 --ctx 4096 \
+  --served-model-name tiny-llama > "$WORK/server.out" 2> "$WORK/server.err" &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null || true; wait $SERVER 2>/dev/null || true' EXIT
+for _ in $(seq 1 300); do
+  grep -q '^listening on ' "$WORK/server.out" 2>/dev/null && break
+  kill -0 $SERVER 2>/dev/null || { cat "$WORK/server.err" >&2; exit 3; }
+  sleep 0.2
+done
+URL=$(sed -n 's/^listening on //p' "$WORK/server.out")
+[ -n "$URL" ] || { log "the engine did not start"; exit 3; }
+log "engine at $URL"
+
+log "probing"
+"$KVSIM" probe --url "$URL" --model tiny-llama --out "$WORK/probe.json" --prompt-tokens 64,256,512,1024 \
+  --batch-sizes 1,2,4 --decode-contexts 64,768 --decode-tokens 16 --repeats 2
+"$KVSIM" calibrate --measured "$WORK/probe.json" --layers 8 --out "$WORK/fitted.yaml"
+
+cat > "$WORK/cpu-tiny-llama.yaml" <<YAML
+# The CPU engine (validation/cpu-engine) serving the generated tiny Llama, as kvsim models it:
+# 4 sequences of 4,096 tokens (16,384 tokens of KV cache = 1,024 blocks), llama.cpp batches of
+# 512 tokens, the step times fitted to this machine by kvsim probe + calibrate --measured.
+# The engine caches a prefix per sequence (a conversation keeps its sequence between turns), not
+# per block as vLLM does: one active conversation per client (3 <= 4 sequences) and no prefix
+# shared across conversations keep the two caches' hits comparable.
+name: cpu-tiny-llama
+seed: 11
+hardware:
+  servers:
+    - {name: cpu, count: 1, gpus_per_server: 1, gpu: {preset: rtx4090}}
+model:
+  name: tiny-llama
+  num_layers: 8
+  hidden_size: 512
+  num_attention_heads: 8
+  num_kv_heads: 4
+  head_dim: 64
+  intermediate_size: 1536
+  vocab_size: 357
+  num_params: 25500000
+  max_position_embeddings: 8192
+  dtype: fp16
+engine:
+  max_num_seqs: 4
+  max_num_batched_tokens: 512
+  max_model_len: 4096
+  num_gpu_blocks_override: 1025
+  async_scheduling: false
+compute:
+  kind: fitted
+  profile: {fitted_path: fitted.yaml, cuda_graph_decode_factor: 0, gpu_step_overhead_us: 0, step_overhead_us: 0}
+workload:
+  kind: multi_turn
+  generation:
+    num_conversations: 6
+    text_files: [generated.txt]
+    prompt_input:
+      num_turns: {distribution: uniform, min: 6, max: 8}
+      common_prefix_num_tokens: {distribution: constant, value: 0}
+      prefix_num_tokens: {distribution: lognormal, average: 200, max: 400}
+      num_tokens: {distribution: uniform, min: 40, max: 80}
+    prompt_output:
+      num_tokens: {distribution: uniform, min: 16, max: 32}
+  clients: {num_clients: 3, max_active_conversations: 3}
+  # The engine's template (validation/cpu-engine/README.md): BOS, 9 tokens around a user
+  # message, 14 around an assistant one, 13 to open the answer.
+  chat_template: {preamble_tokens: 1, per_message_tokens: 11, generation_prompt_tokens: 13}
+YAML
+
+log "predicting"
+"$KVSIM" run "$WORK/cpu-tiny-llama.yaml" --requests-out "$WORK/predicted.json" | tee "$WORK/predicted.txt"
+log "replaying for real"
+"$KVSIM" replay "$WORK/cpu-tiny-llama.yaml" --url "$URL" --model tiny-llama --tokenize --out "$WORK/replay.json" \
+  --first-token-timeout 120 --max-duration 600
+log "validating"
+set +e
+"$KVSIM" validate --measured "$WORK/replay.json" --scenario "$WORK/cpu-tiny-llama.yaml" --tolerance "$TOLERANCE" \
+  --html "$WORK/validate.html" --json-out "$WORK/validate.json" --markdown-out "$WORK/validate.md"
+RC=$?
+set -e
+[ "$RC" -le 1 ] || exit "$RC"
+if [ "${KVSIM_E2E_UPDATE_DOCS:-0}" = 1 ]; then
+  {
+    echo "Measured on $(uname -m) with $(nproc) cores, the engine on $THREADS thread(s); tolerances: \`$TOLERANCE\`."
+    echo
+    cat "$WORK/validate.md"
+  } > "$ROOT/validation/replay-results.md"
+  log "wrote validation/replay-results.md"
+fi
+log "results in $WORK (exit $RC)"
+exit "$RC"

@@ -1,0 +1,284 @@
+#include "kvsim/validation/probe.hpp"
+
+#include <Eigen/Dense>
+#include <array>
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "kvsim/core/error.hpp"
+#include "kvsim/validation/text_maker.hpp"
+
+namespace kvsim::validation {
+namespace {
+
+using nlohmann::ordered_json;
+
+std::string chat_body(const std::string& model, const std::string& text, std::int64_t out) {
+  const nlohmann::json body{
+      {"model", model},    {"messages", {{{"role", "user"}, {"content", text}}}},
+      {"seed", 0},         {"temperature", 0.0},
+      {"stream", true},    {"stream_options", {{"include_usage", true}}},
+      {"min_tokens", out}, {"max_tokens", out}};
+  return body.dump();
+}
+
+// Sends the bodies at once; returns their outcomes in the order given.
+std::vector<StreamOutcome> send_all(StreamingClient& client,
+                                    const std::vector<std::string>& bodies) {
+  std::vector<std::uint64_t> ids;
+  ids.reserve(bodies.size());
+  for (const auto& b : bodies) ids.push_back(client.start("/v1/chat/completions", b));
+  std::vector<StreamOutcome> done;
+  while (client.active() > 0) {
+    for (auto& o : client.poll(200 * kMillisecond)) done.push_back(std::move(o));
+  }
+  std::vector<StreamOutcome> ordered;
+  for (const auto id : ids) {
+    for (auto& o : done) {
+      if (o.id == id) ordered.push_back(o);
+    }
+  }
+  return ordered;
+}
+
+double ttft_ms(const StreamOutcome& o) { return to_ms(o.chat.first_token - o.sent); }
+
+double tpot_ms(const StreamOutcome& o) {
+  const std::int64_t n =
+      o.chat.completion_tokens > 0 ? o.chat.completion_tokens : o.chat.content_chunks;
+  if (n <= 1 || o.chat.last_token < 0) return 0;
+  return to_ms(o.chat.last_token - o.chat.first_token) / static_cast<double>(n - 1);
+}
+
+}  // namespace
+
+ProbeResult run_probe(const ProbeOptions& opts) {
+  if (opts.url.empty()) throw InputError("", 0, 0, "--url: the server's base URL is required");
+  if (opts.repeats < 1 || opts.decode_tokens < 2)
+    throw InputError("", 0, 0, "probe: repeats >= 1, decode tokens >= 2");
+  ProbeResult res;
+  res.url = opts.url;
+  res.model = opts.model;
+  res.decode_tokens = opts.decode_tokens;
+  EstimateTokenizer estimate;
+  std::unique_ptr<ServerTokenizer> server;
+  try {
+    server = std::make_unique<ServerTokenizer>(opts.url, opts.model);
+  } catch (const InputError&) {
+    if (opts.progress) opts.progress("no working /tokenize: sizing text with the estimate");
+  }
+  Tokenizer& tok = server ? static_cast<Tokenizer&>(*server) : estimate;
+  res.tokenizer = tok.describe();
+  TextMaker maker(tok);
+  // Unique prompts: streams no earlier probe (or replay) used.
+  std::random_device rd;
+  std::uint64_t stream = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+  const auto unique_text = [&](std::int64_t tokens) {
+    return maker.segment_text(++stream, 0, tokens, false);
+  };
+
+  const WallClock clock;
+  StreamingClient client(opts.url, opts.timeouts, RetryPolicy{0, 1.0}, clock);
+  const auto record = [&](const StreamOutcome& o, const std::string& kind, std::int64_t prompt,
+                          int batch) {
+    if (!o.ok) {
+      res.errors.push_back(kind + " " + std::to_string(prompt) + " tokens: " + o.error);
+      return;
+    }
+    ProbePoint p;
+    p.kind = kind;
+    p.prompt_tokens = prompt;
+    p.server_prompt_tokens = o.chat.prompt_tokens;
+    p.cached_tokens = o.chat.cached_tokens;
+    p.batch = batch;
+    p.output_tokens = o.chat.completion_tokens;
+    p.ttft_ms = ttft_ms(o);
+    p.tpot_ms = tpot_ms(o);
+    res.points.push_back(p);
+  };
+  for (int rep = 0; rep < opts.repeats; ++rep) {
+    for (const std::int64_t len : opts.prompt_tokens) {
+      if (opts.progress)
+        opts.progress("prefill " + std::to_string(len) + " tokens, cold then cached");
+      const std::string body = chat_body(opts.model, unique_text(len), 1);
+      record(send_all(client, {body}).front(), "cold_prefill", len, 1);
+      record(send_all(client, {body}).front(), "cached_prefix", len, 1);
+    }
+    for (const int b : opts.batch_sizes) {
+      for (const std::int64_t ctx : opts.decode_contexts) {
+        if (opts.progress) {
+          opts.progress("decode " + std::to_string(b) + " x " + std::to_string(opts.decode_tokens) +
+                        " tokens at " + std::to_string(ctx) + " tokens of context");
+        }
+        std::vector<std::string> bodies;
+        bodies.reserve(static_cast<std::size_t>(b));
+        for (int i = 0; i < b; ++i)
+          bodies.push_back(chat_body(opts.model, unique_text(ctx), opts.decode_tokens));
+        for (const auto& o : send_all(client, bodies)) record(o, "decode", ctx, b);
+      }
+    }
+  }
+  return res;
+}
+
+std::string probe_json(const ProbeResult& r) {
+  ordered_json j;
+  j["format"] = "kvsim-probe";
+  j["url"] = r.url;
+  j["model"] = r.model;
+  j["tokenizer"] = r.tokenizer;
+  j["decode_tokens"] = r.decode_tokens;
+  j["errors"] = r.errors;
+  ordered_json pts = ordered_json::array();
+  for (const auto& p : r.points) {
+    pts.push_back({{"kind", p.kind},
+                   {"prompt_tokens", p.prompt_tokens},
+                   {"server_prompt_tokens", p.server_prompt_tokens},
+                   {"cached_tokens", p.cached_tokens},
+                   {"batch", p.batch},
+                   {"output_tokens", p.output_tokens},
+                   {"ttft_ms", p.ttft_ms},
+                   {"tpot_ms", p.tpot_ms}});
+  }
+  j["points"] = pts;
+  return j.dump(2) + "\n";
+}
+
+ProbeResult load_probe(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, 0, "cannot read the probe file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+  if (!j.is_object() || j.value("format", "") != "kvsim-probe") {
+    throw InputError(path, 0, 0, "not a probe file (written by kvsim probe)");
+  }
+  ProbeResult r;
+  try {
+    r.url = j.value("url", "");
+    r.model = j.value("model", "");
+    r.tokenizer = j.value("tokenizer", "");
+    r.decode_tokens = j.value("decode_tokens", std::int64_t{0});
+    for (const auto& p : j.at("points")) {
+      ProbePoint q;
+      q.kind = p.at("kind").get<std::string>();
+      q.prompt_tokens = p.at("prompt_tokens").get<std::int64_t>();
+      q.server_prompt_tokens = p.value("server_prompt_tokens", std::int64_t{-1});
+      q.cached_tokens = p.value("cached_tokens", std::int64_t{-1});
+      q.batch = p.value("batch", 1);
+      q.output_tokens = p.value("output_tokens", std::int64_t{0});
+      q.ttft_ms = p.at("ttft_ms").get<double>();
+      q.tpot_ms = p.value("tpot_ms", 0.0);
+      r.points.push_back(q);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path, 0, 0, std::string("bad probe point: ") + e.what());
+  }
+  return r;
+}
+
+ProbeFit fit_probe(const ProbeResult& probe) {
+  struct Row {
+    std::array<double, 5> x;
+    double y_us;
+    const ProbePoint* p;
+  };
+  std::vector<Row> rows;
+  int cold = 0, decode = 0;
+  for (const auto& p : probe.points) {
+    const double len =
+        static_cast<double>(p.server_prompt_tokens > 0 ? p.server_prompt_tokens : p.prompt_tokens);
+    if (p.kind == "cold_prefill") {
+      rows.push_back({{1, len, len * (len + 1) / 2, 0, 0}, p.ttft_ms * 1e3, &p});
+      ++cold;
+    } else if (p.kind == "cached_prefix") {
+      const double c = p.cached_tokens >= 0 ? static_cast<double>(p.cached_tokens) : len - 1;
+      const double nt = std::max(1.0, len - c);
+      rows.push_back({{1, nt, nt * c + nt * (nt + 1) / 2, c, 0}, p.ttft_ms * 1e3, &p});
+    } else if (p.kind == "decode" && p.tpot_ms > 0) {
+      const double n = p.batch;
+      const double ctx = len + static_cast<double>(probe.decode_tokens) / 2;
+      rows.push_back({{1, n, 0, 0, n * ctx}, p.tpot_ms * 1e3, &p});
+      ++decode;
+    }
+  }
+  if (cold < 2 || decode < 2) {
+    throw InputError(
+        "", 0, 0,
+        "calibrate --measured: the probe needs at least 2 cold prefills and 2 decode points");
+  }
+  std::array<bool, 5> active{true, true, true, true, true};
+  Eigen::VectorXd coef = Eigen::VectorXd::Zero(5);
+  for (int iter = 0; iter < 5; ++iter) {
+    std::vector<int> cols;
+    for (int k = 0; k < 5; ++k) {
+      if (active[static_cast<std::size_t>(k)]) cols.push_back(k);
+    }
+    Eigen::MatrixXd a(static_cast<Eigen::Index>(rows.size()),
+                      static_cast<Eigen::Index>(cols.size()));
+    Eigen::VectorXd b(static_cast<Eigen::Index>(rows.size()));
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const double w = 1.0 / std::max(rows[i].y_us, 1.0);
+      for (std::size_t k = 0; k < cols.size(); ++k) {
+        a(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(k)) =
+            rows[i].x[static_cast<std::size_t>(cols[k])] * w;
+      }
+      b(static_cast<Eigen::Index>(i)) = 1.0;
+    }
+    const Eigen::VectorXd sol = a.colPivHouseholderQr().solve(b);
+    coef.setZero();
+    bool negative = false;
+    for (std::size_t k = 0; k < cols.size(); ++k) {
+      coef(cols[k]) = sol(static_cast<Eigen::Index>(k));
+      if (sol(static_cast<Eigen::Index>(k)) < 0) {
+        active[static_cast<std::size_t>(cols[k])] = false;
+        negative = true;
+      }
+    }
+    if (!negative) break;
+    coef = coef.cwiseMax(0.0);
+  }
+  ProbeFit fit;
+  fit.s_us = coef(0);
+  fit.t_us = coef(1);
+  fit.q_us = coef(2);
+  fit.r_us = coef(3);
+  fit.d_us = coef(4);
+  for (const Row& r : rows) {
+    double y = 0;
+    for (int k = 0; k < 5; ++k) y += r.x[static_cast<std::size_t>(k)] * coef(k);
+    fit.residuals.push_back({r.p->kind, r.p->prompt_tokens, r.p->batch, r.y_us / 1e3, y / 1e3});
+  }
+  return fit;
+}
+
+models::FittedCoefficients probe_coefficients(const ProbeFit& fit, const ProbeResult& probe,
+                                              int num_layers, const std::string& source) {
+  if (num_layers <= 0)
+    throw InputError("", 0, 0, "calibrate --measured: the model's num_layers must be > 0");
+  const double layers = num_layers;
+  models::FittedCoefficients c;
+  c.source_dir = source;
+  c.model = probe.model;
+  c.gpu = "measured by kvsim probe at " + probe.url;
+  c.vllm_version = "n/a";
+  c.profiled_at = "";
+  c.attribution = "kvsim probe measurements (validation/src/probe.hpp)";
+  c.launch_floor_us = 0;
+  c.dense_knee_tokens = 1e12;  // no tile steps
+  c.dense_layer_us = {0, fit.t_us / layers, 0, 0};
+  c.dense_step_us = {fit.s_us, 0};
+  c.attention_layer_us.assign(models::kAttentionTerms, 0.0);
+  c.attention_layer_us[2] = fit.q_us / layers;
+  c.attention_layer_us[3] = fit.r_us / layers;
+  c.attention_layer_us[11] = fit.d_us / layers;
+  c.attention_layer_us[13] = fit.d_us / layers;
+  c.per_sequence_us = {0, 0};
+  return c;
+}
+
+}  // namespace kvsim::validation

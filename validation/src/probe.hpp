@@ -1,0 +1,91 @@
+#pragma once
+// kvsim probe: measures a live deployment with controlled requests, and the fit that turns the
+// measurements into a compute model a scenario can use (compute.kind fitted).
+//
+// Measurements (one user message of exactly sized text, min_tokens = max_tokens, streamed):
+//   cold_prefill  a prompt no earlier request shares (unique text): TTFT against prompt length
+//   cached_prefix the same prompt sent again right after: TTFT with the prefix cached (the
+//                 server reports cached_tokens)
+//   decode        b requests at once (b = 1, 2, 4, ...) of a given context, each generating
+//                 decode_tokens: TPOT = time per output token while b sequences decode
+// Step-time model fitted to them (microseconds; T = new tokens of the step, c = cached tokens
+// of a prefill, n = decoding sequences, D = their summed context):
+//   prefill step  = s + t T + q (T c + T (T + 1) / 2) + r c
+//   decode step   = s + t n + d D
+//   TTFT (cold, L tokens)    = s + t L + q L (L + 1) / 2
+//   TTFT (cached c of L)     = s + t (L - c) + q ((L - c) c + (L - c)(L - c + 1) / 2) + r c
+//   TPOT (n sequences, C)    = s + t n + d n C,  C = context + decode_tokens / 2
+// s holds everything per request or per step the server adds (HTTP, scheduling, sampling). The
+// fit is least squares on relative errors (each row divided by its measurement; Eigen), with
+// coefficients held at zero when the unconstrained fit makes them negative. The result maps onto
+// the fitted compute model (models/fitted_model.hpp) per layer: a1 = t / L, e2 = q / L,
+// e3 = r / L, e11 = d / L, dense_step b0 = s, everything else 0, so that FittedModel with
+// cuda_graph_decode_factor 0 and zero step overheads gives these step times.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kvsim/models/fitted_model.hpp"
+#include "kvsim/validation/http_client.hpp"
+
+namespace kvsim::validation {
+
+struct ProbeOptions {
+  std::string url;
+  std::string model;
+  HttpTimeouts timeouts;
+  std::vector<std::int64_t> prompt_tokens{64, 256, 512, 1024, 1536};
+  std::vector<int> batch_sizes{1, 2, 4};
+  std::vector<std::int64_t> decode_contexts{64, 1024};
+  std::int64_t decode_tokens = 32;
+  int repeats = 2;
+  std::function<void(const std::string&)> progress;
+};
+
+struct ProbePoint {
+  std::string kind;                        // cold_prefill | cached_prefix | decode
+  std::int64_t prompt_tokens = 0;          // content tokens sent (per request)
+  std::int64_t server_prompt_tokens = -1;  // usage.prompt_tokens
+  std::int64_t cached_tokens = -1;         // usage cached_tokens
+  int batch = 1;
+  std::int64_t output_tokens = 0;
+  double ttft_ms = 0;
+  double tpot_ms = 0;
+};
+
+struct ProbeResult {
+  std::string url;
+  std::string model;
+  std::string tokenizer;
+  std::int64_t decode_tokens = 0;
+  std::vector<ProbePoint> points;
+  std::vector<std::string> errors;
+};
+
+// Runs the probe; server failures are collected in `errors` (a point is skipped), bad options
+// throw InputError.
+ProbeResult run_probe(const ProbeOptions& options);
+std::string probe_json(const ProbeResult& r);
+ProbeResult load_probe(const std::string& path);
+
+struct ProbeFit {
+  double s_us = 0, t_us = 0, q_us = 0, r_us = 0, d_us = 0;
+  // Per point: kind, predicted and measured (ms), for the residual table.
+  struct Residual {
+    std::string kind;
+    std::int64_t prompt_tokens;
+    int batch;
+    double measured_ms;
+    double fitted_ms;
+  };
+  std::vector<Residual> residuals;
+};
+
+// Throws InputError when there are too few points of a kind to fit.
+ProbeFit fit_probe(const ProbeResult& probe);
+// The fit as fitted-model coefficients for a model with `num_layers` layers.
+models::FittedCoefficients probe_coefficients(const ProbeFit& fit, const ProbeResult& probe,
+                                              int num_layers, const std::string& source);
+
+}  // namespace kvsim::validation
