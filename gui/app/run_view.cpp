@@ -1,0 +1,201 @@
+#include "run_view.hpp"
+
+#include <QChartView>
+#include <QGridLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLegendMarker>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <algorithm>
+
+#include "chart_util.hpp"
+#include "kvsim/gui/run_table_model.hpp"
+#include "kvsim/gui/summary_model.hpp"
+
+namespace kvsim::gui {
+namespace {
+
+const QString kWaitingSuffix = QStringLiteral(" waiting");
+
+}  // namespace
+
+RunView::RunView(QWidget* parent)
+    : QWidget(parent),
+      runs_(new RunTableModel(true, this)),
+      summary_(new SummaryModel(this)),
+      runs_view_(new QTableView(this)),
+      summary_view_(new QTableView(this)),
+      ttft_cdf_(make_chart_view(QStringLiteral("TTFT distribution"), this)),
+      tpot_cdf_(make_chart_view(QStringLiteral("TPOT distribution"), this)),
+      queues_(make_chart_view(QStringLiteral("Requests running and waiting"), this)),
+      kv_usage_(make_chart_view(QStringLiteral("GPU KV cache usage"), this)),
+      tier_hits_(make_chart_view(QStringLiteral("Prompt tokens hit per KV tier"), this)),
+      links_(make_chart_view(QStringLiteral("Busiest link, busier direction (run mean)"), this)) {
+  ttft_cdf_->setObjectName(QStringLiteral("run_ttft_cdf"));
+  tpot_cdf_->setObjectName(QStringLiteral("run_tpot_cdf"));
+  queues_->setObjectName(QStringLiteral("run_queues"));
+  kv_usage_->setObjectName(QStringLiteral("run_kv_usage"));
+  tier_hits_->setObjectName(QStringLiteral("run_tier_hits"));
+  links_->setObjectName(QStringLiteral("run_links"));
+
+  runs_view_->setModel(runs_);
+  runs_view_->verticalHeader()->hide();
+  runs_view_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  runs_view_->setColumnWidth(RunTableModel::kRun, 200);
+  runs_view_->setWordWrap(false);
+  runs_view_->verticalHeader()->setDefaultSectionSize(21);
+  runs_view_->horizontalHeader()->setStretchLastSection(true);
+  summary_view_->setObjectName(QStringLiteral("run_summary"));
+  summary_view_->setModel(summary_);
+  summary_view_->verticalHeader()->setDefaultSectionSize(21);
+  summary_view_->horizontalHeader()->setDefaultSectionSize(96);
+  summary_view_->setWordWrap(false);
+
+  auto* left = new QWidget(this);
+  auto* ll = new QVBoxLayout(left);
+  ll->setContentsMargins(0, 0, 0, 0);
+  ll->addWidget(
+      new QLabel(QStringLiteral("<b>Runs</b> &mdash; tick two or more to compare"), left));
+  ll->addWidget(runs_view_, 1);
+  ll->addWidget(new QLabel(QStringLiteral("<b>Summary</b>"), left));
+  ll->addWidget(summary_view_, 3);
+
+  auto* grid_host = new QWidget(this);
+  auto* grid = new QGridLayout(grid_host);
+  grid->setContentsMargins(0, 0, 0, 0);
+  grid->setSpacing(4);
+  grid->addWidget(ttft_cdf_, 0, 0);
+  grid->addWidget(tpot_cdf_, 0, 1);
+  grid->addWidget(queues_, 1, 0);
+  grid->addWidget(kv_usage_, 1, 1);
+  grid->addWidget(tier_hits_, 2, 0);
+  grid->addWidget(links_, 2, 1);
+
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  split->addWidget(left);
+  split->addWidget(grid_host);
+  split->setStretchFactor(0, 2);
+  split->setStretchFactor(1, 5);
+  split->setSizes({520, 900});
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(6, 6, 6, 6);
+  layout->addWidget(split);
+
+  connect(runs_, &RunTableModel::checkedChanged, this, &RunView::redraw);
+  redraw();
+}
+
+QList<QChartView*> RunView::charts() const {
+  return {ttft_cdf_, tpot_cdf_, queues_, kv_usage_, tier_hits_, links_};
+}
+
+void RunView::add_run(const RunPtr& run, Show show) {
+  if (show == Show::kAlone) {
+    for (int r = 0; r < runs_->rowCount(); ++r) runs_->set_checked(r, false);
+  }
+  runs_->add(run, show != Show::kNo);
+}
+
+void RunView::open_run(const RunPtr& run) {
+  int found = -1;
+  for (int r = 0; r < runs_->rowCount(); ++r) {
+    if (runs_->run(r) == run) found = r;
+  }
+  if (found < 0) {
+    add_run(run, Show::kAlone);
+    return;
+  }
+  for (int r = 0; r < runs_->rowCount(); ++r) runs_->set_checked(r, r == found);
+}
+
+void RunView::redraw() {
+  const auto runs = runs_->checked_runs();
+  summary_->set_runs(runs);
+  std::vector<LineData> ttft;
+  std::vector<LineData> tpot;
+  std::vector<LineData> queues;
+  std::vector<LineData> kv;
+  const bool one = runs.size() == 1;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const RunData& r = *runs[i];
+    const QString name = QString::fromStdString(r.job.label);
+    const QColor color = series_color(static_cast<int>(i));
+    ttft.push_back({name, cdf_points(r.ttft_ms), color, false, false});
+    tpot.push_back({name, cdf_points(r.tpot_ms), color, false, false});
+    const auto series = queue_series(r.steps);
+    // One run: running and waiting in two colours. Several: one colour per run, waiting dashed
+    // and left out of the legend (the title says so).
+    LineData running{one ? QStringLiteral("running") : name, {}, color, false, false};
+    LineData waiting{one ? QStringLiteral("waiting") : name + kWaitingSuffix,
+                     {},
+                     one ? series_color(1) : color,
+                     !one,
+                     false};
+    LineData usage{name, {}, color, false, false};
+    for (const auto& p : series) {
+      running.points.emplace_back(p.time_s, p.running);
+      waiting.points.emplace_back(p.time_s, p.waiting);
+      usage.points.emplace_back(p.time_s, 100.0 * p.kv_usage);
+    }
+    queues.push_back(std::move(running));
+    queues.push_back(std::move(waiting));
+    kv.push_back(std::move(usage));
+  }
+  set_lines(ttft_cdf_, ttft, QStringLiteral("TTFT (ms)"), QStringLiteral("Fraction of requests"),
+            0.0, 1.0);
+  set_lines(tpot_cdf_, tpot, QStringLiteral("TPOT (ms)"), QStringLiteral("Fraction of requests"),
+            0.0, 1.0);
+  set_lines(queues_, queues, QStringLiteral("Simulated time (s)"), QStringLiteral("Requests"));
+  queues_->chart()->setTitle(one || runs.empty()
+                                 ? QStringLiteral("Requests running and waiting")
+                                 : QStringLiteral("Requests running (solid) and waiting (dashed)"));
+  for (QAbstractSeries* s : queues_->chart()->series()) {
+    if (!s->name().endsWith(kWaitingSuffix)) continue;
+    for (QLegendMarker* m : queues_->chart()->legend()->markers(s)) m->setVisible(false);
+  }
+  set_lines(kv_usage_, kv, QStringLiteral("Simulated time (s)"), QStringLiteral("KV in use (%)"),
+            0.0, 100.0);
+
+  // Tokens hit per tier: the GPU prefix cache, then each offload tier kind in the runs.
+  QStringList tiers{QStringLiteral("gpu")};
+  QStringList links;
+  for (const auto& r : runs) {
+    for (const auto& t : r->info.tiers) {
+      const auto k = QString::fromStdString(t.kind);
+      if (!tiers.contains(k)) tiers << k;
+    }
+    for (const auto& l : r->info.links) {
+      const auto k = QString::fromStdString(l.kind);
+      if (!links.contains(k)) links << k;
+    }
+  }
+  std::vector<BarSetData> hit_sets;
+  std::vector<BarSetData> link_sets;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const RunData& r = *runs[i];
+    BarSetData hits{QString::fromStdString(r.job.label),
+                    std::vector<double>(static_cast<std::size_t>(tiers.size()), 0.0),
+                    series_color(static_cast<int>(i))};
+    hits.values[0] = static_cast<double>(r.info.prefix_cache_hits) / 1e3;
+    for (const auto& t : r.info.tiers) {
+      hits.values[static_cast<std::size_t>(tiers.indexOf(QString::fromStdString(t.kind)))] +=
+          static_cast<double>(t.hit_tokens) / 1e3;
+    }
+    hit_sets.push_back(std::move(hits));
+    BarSetData util{QString::fromStdString(r.job.label),
+                    std::vector<double>(static_cast<std::size_t>(links.size()), 0.0),
+                    series_color(static_cast<int>(i))};
+    for (const auto& l : r.info.links) {
+      util.values[static_cast<std::size_t>(links.indexOf(QString::fromStdString(l.kind)))] =
+          100.0 * std::max(l.max_utilization_forward, l.max_utilization_backward);
+    }
+    link_sets.push_back(std::move(util));
+  }
+  set_bars(tier_hits_, tiers, hit_sets, QStringLiteral("Tokens hit (thousands)"));
+  if (links.isEmpty()) links << QStringLiteral("no KV traffic on links");
+  set_bars(links_, links, link_sets, QStringLiteral("Utilisation (%)"));
+}
+
+}  // namespace kvsim::gui

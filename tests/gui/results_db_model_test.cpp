@@ -1,0 +1,105 @@
+// The results database browser: a kvsim database (PRAGMA application_id "kvsm") is read as one
+// row per run with its summary figures; a database of another application, a file that is not
+// SQLite and a missing file are refused with a message that says which.
+#include "kvsim/gui/results_db_model.hpp"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <QAbstractItemModelTester>
+#include <QFile>
+#include <QTemporaryDir>
+
+#include "kvsim/core/error.hpp"
+
+namespace kvsim::gui {
+namespace {
+
+void exec(const QString& path, const char* sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
+  EXPECT_EQ(rc, SQLITE_OK) << (err != nullptr ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+std::string open_error(const QString& path) {
+  ResultsDbModel m;
+  try {
+    m.open(path);
+  } catch (const InputError& e) {
+    return e.diagnostics().front().to_string();
+  }
+  return "";
+}
+
+TEST(ResultsDbModel, ReadsRunsWithTheirSummaries) {
+  QTemporaryDir dir;
+  const QString path = dir.filePath(QStringLiteral("r.db"));
+  exec(path,
+       "PRAGMA application_id = 1802924909;"  // 0x6B76736D, "kvsm"
+       // The layout docs/sweeps.md documents: runs.id, summaries.run_id.
+       "CREATE TABLE runs(id INTEGER PRIMARY KEY, run_key TEXT, sweep TEXT, status TEXT, "
+       "scenario_yaml TEXT);"
+       "CREATE TABLE summaries(run_id INTEGER PRIMARY KEY, requests_per_sec NUMERIC, ttft_ms_p90 "
+       "NUMERIC);"
+       "INSERT INTO runs VALUES (1, 'k1', 's', 'done', 'name: a'), (2, 'k2', 's', 'failed', 'name: "
+       "b');"
+       "INSERT INTO summaries VALUES (1, 2.5, 410.0);");
+  ResultsDbModel m;
+  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  m.open(path);
+  ASSERT_EQ(m.rowCount(), 2);
+  EXPECT_EQ(m.column_names(),
+            (QStringList{QStringLiteral("id"), QStringLiteral("run_key"), QStringLiteral("sweep"),
+                         QStringLiteral("status"), QStringLiteral("requests_per_sec"),
+                         QStringLiteral("ttft_ms_p90")}));
+  EXPECT_EQ(
+      m.index(0, m.column_index(QStringLiteral("requests_per_sec"))).data(Qt::EditRole).toDouble(),
+      2.5);
+  EXPECT_TRUE(m.index(1, m.column_index(QStringLiteral("ttft_ms_p90")))
+                  .data(Qt::EditRole)
+                  .isNull());  // failed run
+  EXPECT_TRUE(m.numeric_columns().contains(QStringLiteral("ttft_ms_p90")));
+  EXPECT_FALSE(m.numeric_columns().contains(QStringLiteral("status")));
+}
+
+TEST(ResultsDbModel, RefusesAForeignDatabase) {
+  QTemporaryDir dir;
+  const QString path = dir.filePath(QStringLiteral("other.db"));
+  exec(path, "CREATE TABLE runs(id INTEGER); INSERT INTO runs VALUES (1);");
+  const std::string e = open_error(path);
+  EXPECT_NE(e.find("not a kvsim results database"), std::string::npos) << e;
+  EXPECT_NE(e.find("another application"), std::string::npos) << e;
+}
+
+TEST(ResultsDbModel, RefusesAFileThatIsNotSqlite) {
+  QTemporaryDir dir;
+  const QString path = dir.filePath(QStringLiteral("text.db"));
+  QFile f(path);
+  ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+  f.write(QByteArray(4096, 'x'));
+  f.close();
+  const std::string e = open_error(path);
+  EXPECT_NE(e.find("not an SQLite database"), std::string::npos) << e;
+  EXPECT_NE(open_error(dir.filePath(QStringLiteral("missing.db"))).find("no such file"),
+            std::string::npos);
+}
+
+TEST(ResultsDbModel, AFailedOpenKeepsTheLoadedRuns) {
+  QTemporaryDir dir;
+  const QString good = dir.filePath(QStringLiteral("g.db"));
+  exec(good,
+       "PRAGMA application_id = 1802924909; CREATE TABLE runs(run_id INTEGER); INSERT INTO runs "
+       "VALUES (7);");
+  ResultsDbModel m;
+  m.open(good);
+  EXPECT_THROW(m.open(dir.filePath(QStringLiteral("missing.db"))), InputError);
+  EXPECT_EQ(m.rowCount(), 1);
+  EXPECT_EQ(m.path(), good);
+}
+
+}  // namespace
+}  // namespace kvsim::gui
