@@ -13,6 +13,8 @@
 #include "command.hpp"
 #include "kvsim/analysis/cache_curve.hpp"
 #include "kvsim/core/error.hpp"
+#include "kvsim/io/atomic_file.hpp"
+#include "kvsim/io/svg_chart.hpp"
 #include "kvsim/scenario/units.hpp"
 #include "kvsim/workload/trace.hpp"
 #include "trace_options.hpp"
@@ -29,6 +31,7 @@ struct CurveOptions {
   std::string policy = "lru";
   std::string rules = "published";
   std::string format = "table";
+  std::string html;  // write a chart of the curve or the stack to this file
   TraceFlags flags;
 };
 
@@ -38,6 +41,11 @@ std::vector<std::int64_t> default_capacities() {
   std::vector<std::int64_t> out;
   for (int k = -3; k <= 16; ++k) out.push_back(std::llround(1000.0 * std::pow(2.0, k / 2.0)));
   return out;
+}
+
+std::string to_upper_copy(std::string s) {
+  for (auto& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return s;
 }
 
 engine::EvictionPolicy parse_policy(const std::string& s, const std::string& where) {
@@ -98,6 +106,7 @@ struct Sizes {
 class Printer {
  public:
   Printer(const CurveOptions& o, double bytes_per_token) : o_(o), bytes_per_token_(bytes_per_token) {}
+  double bytes_per_token() const { return bytes_per_token_; }
   Sizes sizes(std::int64_t blocks) const {
     const double tokens = static_cast<double>(blocks) * o_.block_tokens;
     return {tokens, tokens * bytes_per_token_};
@@ -128,7 +137,7 @@ class Printer {
       }
       out << "]\n";
     } else {
-      out << to_upper(o_.policy) << " prefix-cache hit rate of " << o_.trace << " (" << o_.rules << " rules): "
+      out << to_upper_copy(o_.policy) << " prefix-cache hit rate of " << o_.trace << " (" << o_.rules << " rules): "
           << c.requests << " requests, " << c.prompt_tokens << " prompt tokens, " << c.distinct_blocks
           << " distinct blocks of " << o_.block_tokens << " tokens; bytes for the KV of " << o_.model << "\n";
       out << std::setw(12) << "blocks" << std::setw(14) << "tokens" << std::setw(12) << "GiB" << std::setw(12)
@@ -190,13 +199,55 @@ class Printer {
   }
 
  private:
-  static std::string to_upper(std::string s) {
-    for (auto& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    return s;
-  }
   const CurveOptions& o_;
   double bytes_per_token_;
 };
+
+// A self-contained HTML page with the curve (token- and request-weighted hit rate against
+// capacity in GiB of the model's KV) or the stack's tokens per tier.
+void write_html(const std::string& path, const CurveOptions& o, const Printer& printer,
+                const analysis::CacheCurve* curve, const analysis::TierStackResult* stack,
+                const std::vector<analysis::TierLevel>& levels) {
+  std::ostringstream body;
+  if (curve != nullptr) {
+    io::LineChart chart;
+    chart.title = to_upper_copy(o.policy) + " prefix-cache hit rate (" + o.rules + " rules)";
+    chart.x_label = "cache capacity (GiB of " + o.model + " KV)";
+    chart.y_label = "hit rate (%)";
+    io::ChartSeries tokens{"token-weighted", {}}, requests{"request-weighted", {}};
+    for (const auto& p : curve->points) {
+      const double gib = printer.sizes(p.capacity_blocks).bytes / 1073741824.0;
+      tokens.points.emplace_back(gib, 100.0 * p.token_hit_rate);
+      requests.points.emplace_back(gib, 100.0 * p.request_hit_rate);
+    }
+    chart.series = {tokens, requests};
+    chart.threshold = io::ChartLine{100.0 * curve->infinite_token_hit_rate, "cache that never evicts (tokens)"};
+    chart.width = 900;
+    chart.height = 480;
+    body << io::render_line_chart(chart);
+  } else if (stack != nullptr) {
+    io::BarChart chart;
+    chart.title = "Prompt tokens served per tier (" + o.rules + " rules)";
+    chart.y_label = "token hit rate (%)";
+    for (const auto& t : stack->tiers) chart.bars.emplace_back(t.name, 100.0 * t.token_hit_rate);
+    chart.bars.emplace_back("total", 100.0 * stack->total.token_hit_rate);
+    chart.width = 900;
+    chart.height = 480;
+    body << io::render_bar_chart(chart);
+  }
+  std::ostringstream table;
+  CurveOptions as_table = o;
+  as_table.format = "table";
+  const Printer p(as_table, printer.bytes_per_token());
+  if (curve != nullptr) p.curve(table, *curve);
+  if (stack != nullptr) p.stack(table, *stack, levels);
+  io::AtomicFile f(path);
+  f.stream() << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kvsim cache-curve</title></head>\n"
+             << "<body style=\"font-family: sans-serif; margin: 24px\">\n<h1>kvsim cache-curve</h1>\n<p>"
+             << io::xml_escape(o.trace) << "</p>\n"
+             << body.str() << "\n<pre>" << io::xml_escape(table.str()) << "</pre>\n</body></html>\n";
+  f.commit();
+}
 
 // "NAME=CAPACITY[:POLICY]" items of --tiers.
 std::vector<analysis::TierLevel> parse_tiers(const std::vector<std::string>& items, const CapacityParser& cap) {
@@ -251,9 +302,13 @@ int cmd_cache_curve(CurveOptions o, const CommonOptions& common) {
 
   std::ostringstream out;
   if (!levels.empty()) {
-    printer.stack(out, analysis::tier_stack_hits(trace.requests, levels, co), levels);
+    const auto stack = analysis::tier_stack_hits(trace.requests, levels, co);
+    printer.stack(out, stack, levels);
+    if (!o.html.empty()) write_html(o.html, o, printer, nullptr, &stack, levels);
   } else {
-    printer.curve(out, analysis::cache_curve(trace.requests, capacities, co));
+    const auto curve = analysis::cache_curve(trace.requests, capacities, co);
+    printer.curve(out, curve);
+    if (!o.html.empty()) write_html(o.html, o, printer, &curve, nullptr, levels);
   }
   std::cout << out.str();
   return 0;
@@ -283,6 +338,8 @@ Command add_cache_curve(CLI::App& app, CommonOptions& common) {
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--model", o->model, "Catalog model whose KV bytes size the capacities")->type_name("NAME");
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}));
+  cmd->add_option("--html", o->html, "Also write a self-contained HTML page with a chart and the table")
+      ->type_name("FILE");
   add_trace_flags(cmd, o->flags, false);
   add_catalog_option(cmd, common);
   return {cmd, [o, &common] { return cmd_cache_curve(*o, common); }};

@@ -272,7 +272,12 @@ void write_table(std::ostream& os, const Summary& s, const RunInfo& info) {
   if (!info.tiers.empty()) {
     write_kv(os, "external_hit_tokens", info.external_hit_tokens);
     for (const TierInfo& t : info.tiers) {
-      os << "tier " << t.kind << ": hit_tokens " << t.hit_tokens << ", read "
+      // Share of all finished requests' prompt tokens this tier served (its hit rate).
+      const double share = s.prompt_tokens > 0 ? 100.0 * static_cast<double>(t.hit_tokens) /
+                                                     static_cast<double>(s.prompt_tokens)
+                                               : 0.0;
+      os << "tier " << t.kind << ": hit_tokens " << t.hit_tokens << " (" << format_fixed(share, 1)
+         << "% of prompt tokens), read "
          << format_fixed(static_cast<double>(t.bytes_read) / 1e9, 2) << " GB, written "
          << format_fixed(static_cast<double>(t.bytes_written) / 1e9, 2) << " GB, evictions "
          << t.evictions << '\n';

@@ -48,7 +48,10 @@ Summary summarize(const std::vector<RequestRecord>& records, const RunInfo& info
   std::vector<const RequestRecord*> counted;
   std::vector<const RequestRecord*> warmup;
   counted.reserve(records.size());
-  for (const auto& r : records) (r.counted ? counted : warmup).push_back(&r);
+  for (const auto& r : records) {
+    (r.counted ? counted : warmup).push_back(&r);
+    s.prompt_tokens += r.prompt_tokens;
+  }
 
   // raw_data.sort_values(by=["start_time_ms"]); ties broken by request id so the order does
   // not depend on the order the records arrived in.

@@ -55,6 +55,7 @@ struct Summary {
   double max_concurrency = 0;
   std::int64_t max_model_len = 0;
   int num_engines = 1;
+  std::int64_t prompt_tokens = 0;  // all finished requests' prompts, chat template included
   std::int64_t engine_steps = 0;
   double simulated_seconds = 0;
 };

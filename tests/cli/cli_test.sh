@@ -108,5 +108,24 @@ fi
 if cmp -s "$work/golden.json" "$golden.summary.json"; then check "golden scenario matches" 0; else
   diff "$golden.summary.json" "$work/golden.json" | head -20; check "golden scenario matches" 1; fi
 
+# 9. cache-curve and trace-stats on the shipped Mooncake sample: JSON is a list of points with
+#    the documented keys, rates are percentages that never fall as capacity grows (LRU), the HTML
+#    page holds an SVG chart; a trace without prefix information is refused with exit 2.
+sample="$src/scenarios/traces/mooncake_conversation_head250.jsonl"
+"$kvsim" cache-curve "$sample" --capacities 10,100,1000 --format json --html "$work/cc.html" >"$work/cc.json" 2>"$work/err"
+[ $? -eq 0 ] && python3 - "$work/cc.json" <<'PY'; check "cache-curve JSON: list of points, monotone LRU curve" $?
+import json, sys
+pts = json.load(open(sys.argv[1]))
+assert isinstance(pts, list) and [p["capacity_blocks"] for p in pts] == [10, 100, 1000]
+rates = [p["token_hit_rate_percent"] for p in pts]
+assert all(0 <= r <= 100 for r in rates) and rates == sorted(rates), rates
+PY
+grep -q "<svg" "$work/cc.html"; check "cache-curve --html writes a chart" $?
+"$kvsim" cache-curve "$src/scenarios/traces/azure_conv_2023_head250.csv" >"$work/out" 2>"$work/err"
+[ $? -eq 2 ] && grep -q "no prefix information" "$work/err"; check "cache-curve on a trace without prefixes -> exit 2" $?
+"$kvsim" trace-stats "$sample" --format json >"$work/ts.json" 2>"$work/err"
+[ $? -eq 0 ] && python3 -c "import json,sys; s=json.load(open(sys.argv[1])); assert s['requests']==250 and s['format']=='mooncake'" "$work/ts.json"
+check "trace-stats JSON counts the sample's 250 requests" $?
+
 echo "$pass passed, $failures failed"
 [ $failures -eq 0 ]
