@@ -91,6 +91,7 @@ TraceStats trace_stats(const workload::Trace& trace, double bucket_s) {
   s.has_conversations = !turns.empty();
   s.conversations = static_cast<std::int64_t>(turns.size());
   std::vector<double> per_conversation;
+  per_conversation.reserve(turns.size());
   for (const auto& [id, n] : turns) per_conversation.push_back(static_cast<double>(n));
   s.turns_per_conversation = quantiles(per_conversation);
   s.turn_gap_s = quantiles(turn_gaps);

@@ -1,5 +1,6 @@
 // kvsim trace-stats: what a trace holds (rate over time, lengths, multi-turn structure, reuse of
 // prefix blocks, the infinite-cache hit rate), from any trace format kvsim reads.
+#include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -102,7 +103,7 @@ void write_table(std::ostream& out, const analysis::TraceStats& s) {
   double peak = 0;
   for (const auto& b : s.rate) peak = std::max(peak, b.requests_per_s);
   for (const auto& b : s.rate) {
-    const auto bar = peak > 0 ? static_cast<int>(40.0 * b.requests_per_s / peak + 0.5) : 0;
+    const auto bar = peak > 0 ? std::lround(40.0 * b.requests_per_s / peak) : 0L;
     out << "  " << std::setw(8) << std::setprecision(0) << b.start_s << " s " << std::setw(9) << std::setprecision(2)
         << b.requests_per_s << " req/s  " << std::string(static_cast<std::size_t>(bar), '#') << '\n';
   }
