@@ -81,6 +81,7 @@ struct Context {
     std::vector<MetricValues> values(static_cast<std::size_t>(n));
     std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
     std::vector<std::thread> threads;
+    threads.reserve(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) {
       threads.emplace_back([this, i, &values, &errors, &overrides] {
         const auto idx = static_cast<std::size_t>(i);
@@ -307,7 +308,7 @@ std::vector<HardwareOption> hardware_options(const scenario::Scenario& variant, 
     const int gps = std::min(total, per_server);
     const int count = (total + gps - 1) / gps;
     const std::string name = count == 1 ? int_text(gps) + " GPU" + (gps > 1 ? "s" : "")
-                                        : int_text(count * gps) + " GPUs (" + int_text(count) +
+                                        : int_text(static_cast<std::int64_t>(count) * gps) + " GPUs (" + int_text(count) +
                                               " x " + int_text(gps) + ")";
     gpu_opts.push_back({name,
                         {{"hardware.servers.0.count", int_text(count)},
@@ -348,7 +349,10 @@ std::vector<HardwareOption> hardware_options(const scenario::Scenario& variant, 
     for (const auto& [cname, tiers] : caps) {
       auto o = gover;
       o.push_back({"kv_offload.tiers", tiers});
-      out.push_back({gname + ", " + cname, o});
+      std::string name = gname;
+      name += ", ";
+      name += cname;
+      out.push_back({name, o});
     }
   }
   return out;

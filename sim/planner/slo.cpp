@@ -262,8 +262,12 @@ Slo parse_slo(const std::string& text, const std::string& what) {
           const double per_unit = term.kind == MetricKind::kTimeMs ? 1e6 : 1e9;
           if (ok) {
             if (!name_states_unit(written)) {
-              fail(raw, "'" + written + "' is a time: give a unit (e.g. " + value_text + "ms or " +
-                            value_text + "s)");
+              std::string msg = "'" + written + "' is a time: give a unit (e.g. ";
+              msg += value_text;
+              msg += "ms or ";
+              msg += value_text;
+              msg += "s)";
+              fail(raw, msg);
             }
             term.threshold = bare;
           } else {
