@@ -411,4 +411,52 @@ double FlowNetwork::resource_utilization(ResourceId id) const {
 
 Bytes FlowNetwork::resource_bytes_moved(ResourceId id) const { return moved(extra_res(id)); }
 
+// run_live() and moved() on a copy of the live state, without finishing anything for real.
+std::vector<std::int64_t> FlowNetwork::link_bytes_moved_at(SimTime t) const {
+  KVSIM_ASSERT(t >= clock_, "link_bytes_moved_at() in the past");
+  std::vector<std::int64_t> out(finished_bytes_.begin(),
+                                finished_bytes_.begin() + static_cast<std::ptrdiff_t>(num_link_res_));
+  auto add = [&](std::size_t i, std::int64_t bytes) {
+    for (const std::int32_t r : slots_[i].res) {
+      if (static_cast<std::size_t>(r) < num_link_res_) out[static_cast<std::size_t>(r)] += bytes;
+    }
+  };
+  State s;
+  s.now = live_.now;
+  s.flows = live_.flows;
+  s.cap = live_.cap;
+  s.alloc = live_.alloc;
+  for (;;) {
+    const SimTime e = next_event(s);
+    if (e == kNever || e > t) break;
+    progress(s, e);
+    for (std::size_t i = 0; i < s.flows.size(); ++i) {
+      Flow& f = s.flows[i];
+      if (f.phase == Phase::kFlowing && f.end <= e) {
+        add(i, slots_[i].bytes);
+        f = Flow{};
+      }
+    }
+    for (std::size_t i = 0; i < s.flows.size(); ++i) {
+      Flow& f = s.flows[i];
+      if (f.phase != Phase::kWaiting || f.flow_start > e) continue;
+      if (slots_[i].bytes == 0) {
+        f = Flow{};
+      } else {
+        f.phase = Phase::kFlowing;
+        f.rate = -1;
+      }
+    }
+    recompute(s);
+  }
+  progress(s, t);
+  for (std::size_t i = 0; i < s.flows.size(); ++i) {
+    const Flow& f = s.flows[i];
+    if (f.phase != Phase::kFlowing) continue;
+    const auto size = static_cast<double>(slots_[i].bytes);
+    add(i, static_cast<std::int64_t>(std::floor(std::clamp(size - f.remaining, 0.0, size))));
+  }
+  return out;
+}
+
 }  // namespace kvsim::hw

@@ -97,6 +97,11 @@ class FlowNetwork {
   BytesPerSec resource_allocated(ResourceId id) const;
   double resource_utilization(ResourceId id) const;
   Bytes resource_bytes_moved(ResourceId id) const;
+  // The cumulative bytes of every link direction at a time t >= now(), as bytes_moved() would
+  // read after advance_to(t), worked out on a copy of the state: nothing changes, so a caller
+  // may sample at times of its own without shifting any result. Index 2 x link + (forward ? 0 :
+  // 1).
+  std::vector<std::int64_t> link_bytes_moved_at(SimTime t) const;
 
  private:
   enum class Phase : std::uint8_t { kFree, kWaiting, kFlowing };

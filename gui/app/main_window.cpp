@@ -119,9 +119,23 @@ MainWindow::MainWindow(QWidget* parent)
           [this](const QString& label, const QString& msg, const QString&) {
             show_message(QStringLiteral("Run %1 failed: %2").arg(label, msg), true);
           });
+  connect(runner_, &RunController::runProgress, this,
+          [this](int run, double simulated_s, const QString&) {
+            statusBar()->showMessage(QStringLiteral("Run %1 of %2: %3 s simulated")
+                                         .arg(run + 1)
+                                         .arg(progress_->maximum())
+                                         .arg(simulated_s, 0, 'f', 0));
+          });
+  connect(runner_, &RunController::stateChanged, this, [this](RunController::State s) {
+    if (s == RunController::State::kCancelling) {
+      statusBar()->showMessage(QStringLiteral("Cancelling..."));
+    }
+  });
   connect(runner_, &RunController::batchFinished, this, [this](bool cancelled, const QString&) {
     statusBar()->showMessage(
-        cancelled ? QStringLiteral("Cancelled") : QStringLiteral("Runs finished"), 5000);
+        cancelled ? QStringLiteral("Cancelled: the run in progress was stopped and discarded")
+                  : QStringLiteral("Runs finished"),
+        cancelled ? 8000 : 5000);
   });
   connect(whatif_, &WhatIfView::openRun, this, [this](const RunPtr& run) {
     run_view_->open_run(run);

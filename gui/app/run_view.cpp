@@ -18,6 +18,10 @@ namespace kvsim::gui {
 namespace {
 
 const QString kWaitingSuffix = QStringLiteral(" waiting");
+const QString kOffloadSuffix = QStringLiteral(" offload");
+// Points of the link lines: each the mean over ~1/200 of the run, so bursts of a few seconds
+// average out instead of filling the chart.
+constexpr std::size_t kLinkPoints = 200;
 
 }  // namespace
 
@@ -30,13 +34,13 @@ RunView::RunView(QWidget* parent)
       ttft_cdf_(make_chart_view(QStringLiteral("TTFT distribution"), this)),
       tpot_cdf_(make_chart_view(QStringLiteral("TPOT distribution"), this)),
       queues_(make_chart_view(QStringLiteral("Requests running and waiting"), this)),
-      kv_usage_(make_chart_view(QStringLiteral("GPU KV cache usage"), this)),
+      kv_held_(make_chart_view(QStringLiteral("KV cache held per tier"), this)),
       tier_hits_(make_chart_view(QStringLiteral("Prompt tokens hit per KV tier"), this)),
-      links_(make_chart_view(QStringLiteral("Busiest link, busier direction (run mean)"), this)) {
+      links_(make_chart_view(QStringLiteral("Link utilisation (busiest link per kind)"), this)) {
   ttft_cdf_->setObjectName(QStringLiteral("run_ttft_cdf"));
   tpot_cdf_->setObjectName(QStringLiteral("run_tpot_cdf"));
   queues_->setObjectName(QStringLiteral("run_queues"));
-  kv_usage_->setObjectName(QStringLiteral("run_kv_usage"));
+  kv_held_->setObjectName(QStringLiteral("run_kv_held"));
   tier_hits_->setObjectName(QStringLiteral("run_tier_hits"));
   links_->setObjectName(QStringLiteral("run_links"));
 
@@ -69,8 +73,8 @@ RunView::RunView(QWidget* parent)
   grid->addWidget(ttft_cdf_, 0, 0);
   grid->addWidget(tpot_cdf_, 0, 1);
   grid->addWidget(queues_, 1, 0);
-  grid->addWidget(kv_usage_, 1, 1);
-  grid->addWidget(tier_hits_, 2, 0);
+  grid->addWidget(tier_hits_, 1, 1);
+  grid->addWidget(kv_held_, 2, 0);
   grid->addWidget(links_, 2, 1);
 
   auto* split = new QSplitter(Qt::Horizontal, this);
@@ -88,7 +92,7 @@ RunView::RunView(QWidget* parent)
 }
 
 QList<QChartView*> RunView::charts() const {
-  return {ttft_cdf_, tpot_cdf_, queues_, kv_usage_, tier_hits_, links_};
+  return {ttft_cdf_, tpot_cdf_, queues_, kv_held_, tier_hits_, links_};
 }
 
 void RunView::add_run(const RunPtr& run, Show show) {
@@ -113,10 +117,16 @@ void RunView::open_run(const RunPtr& run) {
 void RunView::redraw() {
   const auto runs = runs_->checked_runs();
   summary_->set_runs(runs);
+  // Columns as wide as their run's label (within reason), so the labels are not clipped.
+  for (int c = 0; c < summary_->columnCount(); ++c) {
+    const int want = summary_view_->horizontalHeader()->sectionSizeHint(c);
+    summary_view_->setColumnWidth(c, std::clamp(want + 8, 96, 220));
+  }
   std::vector<LineData> ttft;
   std::vector<LineData> tpot;
   std::vector<LineData> queues;
-  std::vector<LineData> kv;
+  std::vector<LineData> held;
+  std::vector<LineData> links;
   const bool one = runs.size() == 1;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const RunData& r = *runs[i];
@@ -133,15 +143,45 @@ void RunView::redraw() {
                      one ? series_color(1) : color,
                      !one,
                      false};
-    LineData usage{name, {}, color, false, false};
     for (const auto& p : series) {
       running.points.emplace_back(p.time_s, p.running);
       waiting.points.emplace_back(p.time_s, p.waiting);
-      usage.points.emplace_back(p.time_s, 100.0 * p.kv_usage);
     }
     queues.push_back(std::move(running));
     queues.push_back(std::move(waiting));
-    kv.push_back(std::move(usage));
+    // KV held and link load. One run: a line per tier kind (the GPU first) and per link kind.
+    // Several: per run the GPU (solid, in the legend) and its offload tiers together (dashed,
+    // left out of the legend), and the busiest link of any kind.
+    const auto tier_lines = tier_usage_lines(r.usage);
+    const auto link_lines = link_usage_lines(r.usage, kLinkPoints);
+    if (one) {
+      for (std::size_t k = 0; k < tier_lines.size(); ++k) {
+        held.push_back({QString::fromStdString(tier_lines[k].name), tier_lines[k].points,
+                        series_color(static_cast<int>(k)), false, false});
+      }
+      for (std::size_t k = 0; k < link_lines.size(); ++k) {
+        links.push_back({QString::fromStdString(link_lines[k].name), link_lines[k].points,
+                         series_color(static_cast<int>(k)), false, false});
+      }
+      continue;
+    }
+    if (!tier_lines.empty()) held.push_back({name, tier_lines[0].points, color, false, false});
+    if (tier_lines.size() > 1) {
+      LineData offload{name + kOffloadSuffix, tier_lines[1].points, color, true, false};
+      for (std::size_t k = 2; k < tier_lines.size(); ++k) {
+        for (std::size_t j = 0; j < offload.points.size() && j < tier_lines[k].points.size(); ++j)
+          offload.points[j].second += tier_lines[k].points[j].second;
+      }
+      held.push_back(std::move(offload));
+    }
+    if (!link_lines.empty()) {
+      LineData busiest{name, link_lines[0].points, color, false, false};
+      for (std::size_t k = 1; k < link_lines.size(); ++k) {
+        for (std::size_t j = 0; j < busiest.points.size() && j < link_lines[k].points.size(); ++j)
+          busiest.points[j].second = std::max(busiest.points[j].second, link_lines[k].points[j].second);
+      }
+      links.push_back(std::move(busiest));
+    }
   }
   set_lines(ttft_cdf_, ttft, QStringLiteral("TTFT (ms)"), QStringLiteral("Fraction of requests"),
             0.0, 1.0);
@@ -155,24 +195,33 @@ void RunView::redraw() {
     if (!s->name().endsWith(kWaitingSuffix)) continue;
     for (QLegendMarker* m : queues_->chart()->legend()->markers(s)) m->setVisible(false);
   }
-  set_lines(kv_usage_, kv, QStringLiteral("Simulated time (s)"), QStringLiteral("KV in use (%)"),
-            0.0, 100.0);
+  set_lines(kv_held_, held, QStringLiteral("Simulated time (s)"), QStringLiteral("KV held (GB)"));
+  kv_held_->chart()->setTitle(one || runs.empty()
+                                  ? QStringLiteral("KV cache held per tier")
+                                  : QStringLiteral("KV held on GPUs (solid) and offload tiers (dashed)"));
+  for (QAbstractSeries* s : kv_held_->chart()->series()) {
+    if (!s->name().endsWith(kOffloadSuffix)) continue;
+    for (QLegendMarker* m : kv_held_->chart()->legend()->markers(s)) m->setVisible(false);
+  }
+  set_lines(links_, links, QStringLiteral("Simulated time (s)"), QStringLiteral("Utilisation (%)"),
+            0.0);
+  if (!runs.empty() && links.empty()) {
+    links_->chart()->setTitle(QStringLiteral("Link utilisation: no offload tier, no KV traffic"));
+  } else if (one || runs.empty()) {
+    links_->chart()->setTitle(QStringLiteral("Link utilisation (busiest link per kind)"));
+  } else {
+    links_->chart()->setTitle(QStringLiteral("Link utilisation (busiest link of any kind)"));
+  }
 
   // Tokens hit per tier: the GPU prefix cache, then each offload tier kind in the runs.
   QStringList tiers{QStringLiteral("gpu")};
-  QStringList links;
   for (const auto& r : runs) {
     for (const auto& t : r->info.tiers) {
       const auto k = QString::fromStdString(t.kind);
       if (!tiers.contains(k)) tiers << k;
     }
-    for (const auto& l : r->info.links) {
-      const auto k = QString::fromStdString(l.kind);
-      if (!links.contains(k)) links << k;
-    }
   }
   std::vector<BarSetData> hit_sets;
-  std::vector<BarSetData> link_sets;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const RunData& r = *runs[i];
     BarSetData hits{QString::fromStdString(r.job.label),
@@ -184,18 +233,8 @@ void RunView::redraw() {
           static_cast<double>(t.hit_tokens) / 1e3;
     }
     hit_sets.push_back(std::move(hits));
-    BarSetData util{QString::fromStdString(r.job.label),
-                    std::vector<double>(static_cast<std::size_t>(links.size()), 0.0),
-                    series_color(static_cast<int>(i))};
-    for (const auto& l : r.info.links) {
-      util.values[static_cast<std::size_t>(links.indexOf(QString::fromStdString(l.kind)))] =
-          100.0 * std::max(l.max_utilization_forward, l.max_utilization_backward);
-    }
-    link_sets.push_back(std::move(util));
   }
   set_bars(tier_hits_, tiers, hit_sets, QStringLiteral("Tokens hit (thousands)"));
-  if (links.isEmpty()) links << QStringLiteral("no KV traffic on links");
-  set_bars(links_, links, link_sets, QStringLiteral("Utilisation (%)"));
 }
 
 }  // namespace kvsim::gui

@@ -1,7 +1,8 @@
 #pragma once
 // One run in depth, or several side by side: the list of finished runs (tick runs to compare),
-// the summary table (one column per run), TTFT and TPOT CDFs, running/waiting requests and GPU
-// KV usage over simulated time, tokens hit per KV tier, and the busiest link's utilisation.
+// the summary table (one column per run), TTFT and TPOT CDFs, running/waiting requests, the KV
+// held on the GPUs and in each offload tier (GB) and the busiest link's utilisation per link kind
+// (%) over simulated time, and tokens hit per KV tier.
 #include <QWidget>
 #include <vector>
 
@@ -42,7 +43,7 @@ class RunView : public QWidget {
   QChartView* ttft_cdf_;
   QChartView* tpot_cdf_;
   QChartView* queues_;
-  QChartView* kv_usage_;
+  QChartView* kv_held_;
   QChartView* tier_hits_;
   QChartView* links_;
 };

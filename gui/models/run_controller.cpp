@@ -1,15 +1,23 @@
 #include "kvsim/gui/run_controller.hpp"
 
 #include <exception>
+#include <utility>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/scenario/simulation.hpp"
 
 namespace kvsim::gui {
+namespace {
+
+// Progress signals within a run: one per this many usage samples (simulated seconds).
+constexpr int kProgressEvery = 25;
+
+}  // namespace
 
 RunController::RunController(QObject* parent) : QObject(parent) { qRegisterMetaType<RunPtr>(); }
 
 RunController::~RunController() {
-  cancel_ = true;
+  stop_.request_stop();
   join();
 }
 
@@ -17,24 +25,66 @@ void RunController::join() {
   if (worker_.joinable()) worker_.join();
 }
 
-void RunController::cancel() { cancel_ = true; }
+QString RunController::state_name(State s) {
+  switch (s) {
+    case State::kIdle:
+      return QStringLiteral("idle");
+    case State::kRunning:
+      return QStringLiteral("running");
+    case State::kCancelling:
+      return QStringLiteral("cancelling");
+    case State::kCancelled:
+      return QStringLiteral("cancelled");
+    case State::kFinished:
+      return QStringLiteral("finished");
+  }
+  return {};
+}
+
+void RunController::set_state(State s) {
+  if (s == state_) return;
+  state_ = s;
+  emit stateChanged(s);
+}
+
+void RunController::cancel() {
+  if (!busy_) return;
+  stop_.request_stop();
+  set_state(State::kCancelling);
+}
 
 bool RunController::start(std::vector<RunJob> jobs, const QString& tag) {
   if (busy_) return false;
   join();  // the previous batch's thread has finished its work; reclaim it
   busy_ = true;
   tag_ = tag;
-  cancel_ = false;
+  stop_ = std::stop_source();
+  set_state(State::kRunning);
   const int total = static_cast<int>(jobs.size());
   emit progress(0, total);
-  worker_ = std::thread([this, jobs = std::move(jobs), total, tag] {
+  worker_ = std::thread([this, jobs = std::move(jobs), total, tag, stop = stop_.get_token()] {
     int done = 0;
+    bool cancelled = false;
     for (const RunJob& job : jobs) {
-      if (cancel_) break;
+      if (stop.stop_requested()) {
+        cancelled = true;
+        break;
+      }
       RunPtr run;
       QString error;
+      int samples = 0;
+      const int index = done;
+      auto on_progress = [this, &samples, index, tag](double simulated_s) {
+        if (++samples % kProgressEvery != 0) return;
+        QMetaObject::invokeMethod(
+            this, [this, index, simulated_s, tag] { emit runProgress(index, simulated_s, tag); },
+            Qt::QueuedConnection);
+      };
       try {
-        run = run_job(job);
+        run = run_job(job, stop, on_progress);
+      } catch (const scenario::RunCancelled&) {
+        cancelled = true;  // the partial run is dropped
+        break;
       } catch (const InputError& e) {
         error = e.diagnostics().empty()
                     ? QString::fromUtf8(e.what())
@@ -56,11 +106,11 @@ bool RunController::start(std::vector<RunJob> jobs, const QString& tag) {
           },
           Qt::QueuedConnection);
     }
-    const bool cancelled = cancel_ && done < total;
     QMetaObject::invokeMethod(
         this,
         [this, cancelled, tag] {
           busy_ = false;
+          set_state(cancelled ? State::kCancelled : State::kFinished);
           emit batchFinished(cancelled, tag);
         },
         Qt::QueuedConnection);

@@ -12,12 +12,21 @@
 
 namespace kvsim::gui {
 
-RunPtr run_job(const RunJob& job) {
+RunPtr run_job(const RunJob& job, std::stop_token stop,
+               const std::function<void(double simulated_s)>& on_progress) {
   const auto sc = scenario::load_scenario_text(job.text, job.display_name, job.options);
   scenario::Simulation sim(sc);
   auto data = std::make_shared<RunData>();
   data->job = job;
-  auto result = sim.run([&data](const io::StepRecord& s) { data->steps.push_back(s); });
+  scenario::RunControl control;
+  control.usage_interval_s = kUsageIntervalS;
+  control.stop = std::move(stop);
+  control.on_usage = [&data, &on_progress](const io::UsageSample& u) {
+    data->usage.push_back(u);
+    if (on_progress) on_progress(u.time_s);
+  };
+  auto result =
+      sim.run([&data](const io::StepRecord& s) { data->steps.push_back(s); }, {}, control);
   std::stable_sort(
       data->steps.begin(), data->steps.end(),
       [](const io::StepRecord& a, const io::StepRecord& b) { return a.time_s < b.time_s; });
@@ -45,24 +54,70 @@ RunPtr run_job(const RunJob& job) {
 }
 
 std::vector<TierVariant> tier_variants(const scenario::Scenario& sc) {
-  std::vector<TierVariant> v = {
-      {"vram-only",
-       "GPU prefix cache only",
-       {{"kv_offload.connector", "none"}, {"kv_offload.tiers", "[]"}}},
-      {"dram",
-       "native offloading to 64 GiB of host DRAM per server",
-       {{"kv_offload.connector", "native"},
-        {"kv_offload.tiers", "[{kind: host_dram, capacity: 64GiB}]"}}},
-  };
-  bool nics = true;
-  for (const auto& s : sc.hardware.servers) nics = nics && s.nic.rate.value > 0;
-  if (sc.hardware.remote_store && nics) {
-    v.push_back({"nvme-net",
-                 "native offloading to the network NVMe store (8 TB)",
-                 {{"kv_offload.connector", "native"},
-                  {"kv_offload.tiers", "[{kind: remote, capacity: 8TB}]"}}});
-  }
+  std::vector<TierVariant> v = planner::default_variants(sc);
+  std::erase_if(v, [](const TierVariant& x) { return x.name == "no-reuse"; });
   return v;
+}
+
+namespace {
+
+// Indices of every n-th sample and the last, at most max_points of them.
+std::vector<std::size_t> thinned(std::size_t n, std::size_t max_points) {
+  std::vector<std::size_t> out;
+  if (n == 0) return out;
+  const std::size_t stride =
+      max_points == 0 || n <= max_points ? 1 : (n + max_points - 1) / max_points;
+  for (std::size_t i = 0; i < n; i += stride) out.push_back(i);
+  if ((n - 1) % stride != 0) out.push_back(n - 1);
+  return out;
+}
+
+}  // namespace
+
+std::vector<UsageLine> tier_usage_lines(const std::vector<io::UsageSample>& usage,
+                                        std::size_t max_points) {
+  std::vector<UsageLine> lines;
+  if (usage.empty()) return lines;
+  lines.push_back({"gpu", {}});
+  for (const auto& t : usage.front().tiers) lines.push_back({t.kind, {}});
+  for (const std::size_t i : thinned(usage.size(), max_points)) {
+    const auto& u = usage[i];
+    lines[0].points.emplace_back(u.time_s, static_cast<double>(u.gpu_bytes_held) / 1e9);
+    for (std::size_t t = 0; t < u.tiers.size() && t + 1 < lines.size(); ++t) {
+      lines[t + 1].points.emplace_back(u.time_s, static_cast<double>(u.tiers[t].bytes_held) / 1e9);
+    }
+  }
+  return lines;
+}
+
+std::vector<UsageLine> link_usage_lines(const std::vector<io::UsageSample>& usage,
+                                        std::size_t max_points) {
+  std::vector<UsageLine> lines;
+  if (usage.empty()) return lines;
+  for (const auto& l : usage.front().links) lines.push_back({l.kind, {}});
+  if (lines.empty()) return lines;
+  const std::size_t n = usage.size();
+  const std::size_t stride =
+      max_points == 0 || n <= max_points ? 1 : (n + max_points - 1) / max_points;
+  // Each point: the samples of one group of `stride`, weighted by their intervals.
+  for (std::size_t first = 0; first < n; first += stride) {
+    const std::size_t last = std::min(n, first + stride);
+    std::vector<double> weighted(lines.size(), 0.0);
+    double seconds = 0;
+    for (std::size_t i = first; i < last; ++i) {
+      const auto& u = usage[i];
+      seconds += u.interval_s;
+      for (std::size_t k = 0; k < u.links.size() && k < lines.size(); ++k) {
+        weighted[k] += u.interval_s * std::max(u.links[k].utilization_forward,
+                                               u.links[k].utilization_backward);
+      }
+    }
+    for (std::size_t k = 0; k < lines.size(); ++k) {
+      lines[k].points.emplace_back(usage[last - 1].time_s,
+                                   seconds > 0 ? 100.0 * weighted[k] / seconds : 0.0);
+    }
+  }
+  return lines;
 }
 
 std::vector<std::pair<double, double>> cdf_points(const std::vector<double>& sorted,

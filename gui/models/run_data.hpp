@@ -1,13 +1,17 @@
 #pragma once
 // One finished simulation as the GUI keeps it: what was run (label, tier variant, knob value),
-// the run's summary and figures, per-request samples for the CDFs and the per-step series.
-// Times in ms or s as the names say; rates per second.
+// the run's summary and figures, per-request samples for the CDFs, the per-step series and the
+// usage samples (KV held per tier, link utilisation) every simulated second.
+// Times in ms or s as the names say; rates per second; bytes.
+#include <functional>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <vector>
 
 #include "kvsim/io/results.hpp"
 #include "kvsim/io/summary.hpp"
+#include "kvsim/planner/variants.hpp"
 #include "kvsim/scenario/scenario.hpp"
 
 namespace kvsim::gui {
@@ -31,25 +35,41 @@ struct RunData {
   std::vector<double> ttft_ms;        // kept samples (counted, after warmup), sorted ascending
   std::vector<double> tpot_ms;        // idem, requests with more than one output token
   std::vector<io::StepRecord> steps;  // every engine step of every server, in time order
+  std::vector<io::UsageSample> usage;  // every kUsageIntervalS of simulated time, and at the end
 };
+
+// The usage sampler's interval in the GUI's runs (simulated seconds).
+inline constexpr double kUsageIntervalS = 1.0;
 
 using RunPtr = std::shared_ptr<const RunData>;
 
 // Runs one job on the calling thread; throws InputError when the scenario does not decode or
-// cannot run.
-RunPtr run_job(const RunJob& job);
+// cannot run, and scenario::RunCancelled when `stop` is requested during the run (checked every
+// few thousand events). `on_progress` (optional) sees the simulated time every usage sample.
+RunPtr run_job(const RunJob& job, std::stop_token stop = {},
+               const std::function<void(double simulated_s)>& on_progress = {});
 
 // A tier variant of a scenario: a name and the overrides that make it.
-struct TierVariant {
-  std::string name;
-  std::string description;
-  std::vector<scenario::Override> overrides;
-};
+using TierVariant = planner::Variant;
 
-// The KV-tier variants `kvsim compare` runs by default, without its no-reuse baseline: the GPU's
-// prefix cache alone, native offloading to 64 GiB of host DRAM per server, and the network NVMe
-// store (8 TB) when the hardware has one and every server a NIC.
+// The planner's KV-tier variants (planner::default_variants, as `kvsim compare` runs them)
+// without the no-reuse baseline: the GPU's prefix cache alone, native offloading to 64 GiB of
+// host DRAM per server, and the network NVMe store (8 TB) when the hardware has one and every
+// server a NIC.
 std::vector<TierVariant> tier_variants(const scenario::Scenario& sc);
+
+// The usage samples as chart lines of at most `max_points` points. KV held: GPU and offload
+// tiers in GB (1e9 bytes), by kind, the GPU first; every n-th sample and the last. Links: per
+// link kind the busier direction's utilisation in percent, each point the interval-weighted
+// mean of a group of n consecutive samples, at the group's last time.
+struct UsageLine {
+  std::string name;  // "gpu", "host_dram", ...; "pcie", "nic", ...
+  std::vector<std::pair<double, double>> points;  // (simulated s, value)
+};
+std::vector<UsageLine> tier_usage_lines(const std::vector<io::UsageSample>& usage,
+                                        std::size_t max_points = 500);
+std::vector<UsageLine> link_usage_lines(const std::vector<io::UsageSample>& usage,
+                                        std::size_t max_points = 500);
 
 // Empirical CDF of sorted samples as (value, fraction <= value) steps, at most `max_points`
 // (evenly spaced in rank; the last sample always kept).

@@ -26,6 +26,7 @@ struct RunOptions {
   std::string format;
   std::string requests_out;
   std::string timeseries_out;
+  std::string usage_out;
   std::optional<std::uint64_t> seed;
   double warmup_percent = 0;
   bool warmup_set = false;
@@ -64,8 +65,18 @@ int cmd_run(const RunOptions& ro, const CommonOptions& co) {
     req_writer = std::make_unique<io::RequestsJsonWriter>(req_file->stream());
     on_record = [&req_writer](const io::RequestRecord& r) { req_writer->write(r); };
   }
-  auto result = sim.run(on_step, on_record);
+  // KV held per tier and link utilisation, one row per simulated second.
+  std::unique_ptr<io::AtomicFile> usage_file;
+  std::unique_ptr<io::UsageCsvWriter> usage;
+  scenario::RunControl control;
+  if (!ro.usage_out.empty()) {
+    usage_file = std::make_unique<io::AtomicFile>(ro.usage_out);
+    usage = std::make_unique<io::UsageCsvWriter>(usage_file->stream());
+    control.on_usage = [&usage](const io::UsageSample& u) { usage->write(u); };
+  }
+  auto result = sim.run(on_step, on_record, control);
   if (ts_file) ts_file->commit();
+  if (usage_file) usage_file->commit();
   if (req_file) {
     req_writer->finish();
     req_file->commit();
@@ -109,6 +120,10 @@ Command add_run(CLI::App& app, CommonOptions& common) {
       ->check(CLI::IsMember({"table", "json", "csv"}));
   run->add_option("--requests-out", ro->requests_out, "Write one JSON object per request to FILE")->type_name("FILE");
   run->add_option("--timeseries-out", ro->timeseries_out, "Write one CSV row per engine step to FILE")
+      ->type_name("FILE");
+  run->add_option("--usage-out", ro->usage_out,
+                  "Write one CSV row per simulated second to FILE: KV bytes held on the GPUs and per "
+                  "offload tier, and the busiest link's utilisation per link kind")
       ->type_name("FILE");
   run->add_option("--seed", ro->seed, "Root random seed (default: the scenario's seed)");
   run->add_option("--warmup-percent", ro->warmup_percent,

@@ -65,6 +65,28 @@ struct LinkInfo {
   double max_utilization_backward = 0;
 };
 
+// KV held and link load at one moment of a run, sampled at a fixed simulated-time interval
+// (Simulation::run's usage sampler). Tiers and links by kind, as TierInfo and LinkInfo.
+struct TierUsage {
+  std::string kind;              // host_dram | local_nvme | remote
+  std::int64_t bytes_held = 0;   // chunks resident (stores in flight included), all instances
+  std::int64_t capacity_bytes = 0;  // usable capacity (whole chunks), all instances
+};
+struct LinkUsage {
+  std::string kind;  // pcie | nvme | nic | store
+  // The busiest link of the kind over the interval that ends at the sample:
+  // bytes moved in the interval / (capacity x interval seconds), in [0, 1].
+  double utilization_forward = 0;
+  double utilization_backward = 0;
+};
+struct UsageSample {
+  double time_s = 0;              // end of the interval
+  double interval_s = 0;          // its length (the last one may be shorter)
+  std::int64_t gpu_bytes_held = 0;  // GPU KV blocks held by requests, all engines
+  std::vector<TierUsage> tiers;   // offload tiers, in lookup order
+  std::vector<LinkUsage> links;   // link kinds of the topology
+};
+
 // Run-wide figures the engine knows that the records do not show.
 struct RunInfo {
   std::string scenario_name;

@@ -414,4 +414,32 @@ void TimeseriesCsvWriter::write(const StepRecord& step) {
   os_.write(line_.data(), static_cast<std::streamsize>(line_.size()));
 }
 
+void UsageCsvWriter::write(const UsageSample& sample) {
+  line_.clear();
+  if (!header_) {
+    header_ = true;
+    line_ += "time_s,interval_s,gpu_bytes_held";
+    for (const auto& t : sample.tiers) line_ += "," + t.kind + "_bytes_held";
+    for (const auto& l : sample.links) line_ += "," + l.kind + "_util_forward," + l.kind + "_util_backward";
+    line_ += '\n';
+  }
+  append_double(line_, sample.time_s);
+  line_ += ',';
+  append_double(line_, sample.interval_s);
+  line_ += ',';
+  append_int(line_, sample.gpu_bytes_held);
+  for (const auto& t : sample.tiers) {
+    line_ += ',';
+    append_int(line_, t.bytes_held);
+  }
+  for (const auto& l : sample.links) {
+    line_ += ',';
+    append_double(line_, l.utilization_forward);
+    line_ += ',';
+    append_double(line_, l.utilization_backward);
+  }
+  line_ += '\n';
+  os_.write(line_.data(), static_cast<std::streamsize>(line_.size()));
+}
+
 }  // namespace kvsim::io

@@ -62,4 +62,19 @@ class TimeseriesCsvWriter {
   std::string line_;
 };
 
+// The usage samples (Simulation::run's RunControl::on_usage) as CSV, one row per sample:
+// time_s,interval_s,gpu_bytes_held, then <kind>_bytes_held per offload tier and
+// <kind>_util_forward,<kind>_util_backward per link kind (fractions in [0, 1]). The header is
+// written with the first row, from that sample's tiers and links (the same in every sample).
+class UsageCsvWriter {
+ public:
+  explicit UsageCsvWriter(std::ostream& os) : os_(os) {}
+  void write(const UsageSample& sample);
+
+ private:
+  std::ostream& os_;
+  std::string line_;
+  bool header_ = false;
+};
+
 }  // namespace kvsim::io

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 #include <sstream>
+#include <string_view>
 #include <unordered_map>
 
 #include "kvsim/core/error.hpp"
@@ -34,6 +35,17 @@ struct Event {
   EventKind kind;
   std::int64_t arg;  // wake tag, engine index or request id
 };
+
+// The kind of a link of the offload topology, from the kinds of its ends (io::LinkInfo::kind).
+const char* link_kind(const hw::Topology& topo, hw::LinkId l) {
+  const auto a = topo.kind(topo.link_a(l));
+  const auto b = topo.kind(topo.link_b(l));
+  auto has = [&](hw::NodeKind k) { return a == k || b == k; };
+  if (has(hw::NodeKind::kGpu)) return "pcie";
+  if (has(hw::NodeKind::kNvmeDrive)) return "nvme";
+  if (has(hw::NodeKind::kStorageNode)) return "store";
+  return "nic";
+}
 
 std::string gib(Bytes b) {
   std::ostringstream os;
@@ -144,8 +156,17 @@ struct Simulation::Impl : workload::WorkloadContext {
   RunResult result;
   const StepCallback* on_step = nullptr;
   const RecordCallback* on_record = nullptr;
+  // Usage sampler and cancellation (RunControl); next_sample is kNever without a sampler.
+  const RunControl* control = nullptr;
+  SimTime sample_interval = 0;
+  SimTime next_sample = kNever;
+  SimTime last_sample = 0;
+  bool sampled = false;
+  std::vector<std::int64_t> last_link_bytes;       // per link direction at last_sample
+  std::vector<std::vector<int>> tier_instances;    // per scenario tier: its OffloadSystem tiers
+  void take_sample(SimTime t);
 
-  explicit Impl(const Scenario& s);
+  explicit Impl(const Scenario& s, std::unique_ptr<workload::Driver> custom_driver = nullptr);
 
   // WorkloadContext.
   SimTime now() const override { return clock; }
@@ -188,7 +209,7 @@ struct Simulation::Impl : workload::WorkloadContext {
   }
 };
 
-Simulation::Impl::Impl(const Scenario& s) : scenario(s) {
+Simulation::Impl::Impl(const Scenario& s, std::unique_ptr<workload::Driver> custom_driver) : scenario(s) {
   const auto& sc = scenario;
   if (sc.hardware.servers.empty()) {
     throw InputError(Diagnostic{sc.source_file, 0, 0, "hardware.servers", "at least one server is needed"});
@@ -270,7 +291,7 @@ Simulation::Impl::Impl(const Scenario& s) : scenario(s) {
   if (sc.kv_offload.connector != "none") build_offload();
 
   try {
-    driver = workload::make_driver(sc.workload, scenario_dir(sc), sc.seed);
+    driver = custom_driver ? std::move(custom_driver) : workload::make_driver(sc.workload, scenario_dir(sc), sc.seed);
   } catch (const InputError& e) {
     // Problems the workload finds in the scenario's own keys name the scenario file and the
     // workload section; problems inside an input file keep that file's location.
@@ -598,6 +619,14 @@ void Simulation::Impl::build_offload() {
     }
   }
 
+  tier_instances.assign(ko.tiers.size(), {});
+  for (std::size_t t = 0; t < ko.tiers.size(); ++t) {
+    for (const int idx : tier_of[t]) {
+      auto& v = tier_instances[t];
+      if (std::find(v.begin(), v.end(), idx) == v.end()) v.push_back(idx);
+    }
+  }
+
   // Each engine's stack: routes from and to its GPU, and between adjacent tiers.
   auto tier_node = [&](std::size_t t, std::size_t s) {
     const auto& kind = ko.tiers[t].kind;
@@ -668,15 +697,7 @@ void Simulation::Impl::report_offload() {
   // Links by kind, from the kinds of their ends.
   const hw::Topology& topo = *topology;
   const double seconds = std::max(info.simulated_seconds, 1e-9);
-  auto kind_of = [&](hw::LinkId l) -> std::string {
-    const auto a = topo.kind(topo.link_a(l));
-    const auto b = topo.kind(topo.link_b(l));
-    auto has = [&](hw::NodeKind k) { return a == k || b == k; };
-    if (has(hw::NodeKind::kGpu)) return "pcie";
-    if (has(hw::NodeKind::kNvmeDrive)) return "nvme";
-    if (has(hw::NodeKind::kStorageNode)) return "store";
-    return "nic";
-  };
+  auto kind_of = [&](hw::LinkId l) -> std::string { return link_kind(topo, l); };
   std::map<std::string, io::LinkInfo> by_kind;
   for (hw::LinkId l = 0; l < static_cast<hw::LinkId>(topo.num_links()); ++l) {
     io::LinkInfo& li = by_kind[kind_of(l)];
@@ -730,11 +751,75 @@ void Simulation::Impl::handle_network() {
   }
 }
 
+// The state at `t`, every event at or before t done and none after: GPU blocks and tier chunks
+// as they stand, link bytes as the network will have moved them by t (read on a copy).
+void Simulation::Impl::take_sample(SimTime t) {
+  io::UsageSample u;
+  u.time_s = to_seconds(t);
+  const SimTime dt = t - last_sample;
+  u.interval_s = to_seconds(dt);
+  const std::int64_t block = offload_block_bytes().value;
+  for (const auto& e : engines) {
+    const auto& pool = e->kv().pool();
+    u.gpu_bytes_held += (pool.num_blocks() - 1 - pool.num_free_blocks()) * block;
+  }
+  if (offload) {
+    const std::int64_t chunk = block * offload->chunk_blocks();
+    for (std::size_t k = 0; k < tier_instances.size(); ++k) {
+      io::TierUsage tu;
+      tu.kind = scenario.kv_offload.tiers[k].kind;
+      for (const int idx : tier_instances[k]) {
+        tu.bytes_held += offload->tier(idx).size() * chunk;
+        tu.capacity_bytes += offload->tier(idx).capacity() * chunk;
+      }
+      u.tiers.push_back(std::move(tu));
+    }
+    // Utilization of each link direction over (last_sample, t]; the busiest link per kind.
+    std::vector<std::int64_t> moved = network->link_bytes_moved_at(t);
+    if (last_link_bytes.empty()) last_link_bytes.assign(moved.size(), 0);
+    const hw::Topology& topo = *topology;
+    const double seconds = to_seconds(dt);
+    for (const char* kind : {"pcie", "nvme", "nic", "store"}) {
+      io::LinkUsage lu;
+      lu.kind = kind;
+      bool present = false;
+      for (hw::LinkId l = 0; l < static_cast<hw::LinkId>(topo.num_links()); ++l) {
+        if (std::string_view(link_kind(topo, l)) != kind) continue;
+        present = true;
+        if (dt <= 0) continue;
+        const std::size_t f = 2 * static_cast<std::size_t>(l);
+        const auto& spec = topo.link(l);
+        lu.utilization_forward = std::max(
+            lu.utilization_forward, static_cast<double>(moved[f] - last_link_bytes[f]) / (spec.forward.value * seconds));
+        lu.utilization_backward =
+            std::max(lu.utilization_backward,
+                     static_cast<double>(moved[f + 1] - last_link_bytes[f + 1]) / (spec.backward.value * seconds));
+      }
+      if (present) u.links.push_back(std::move(lu));
+    }
+    last_link_bytes = std::move(moved);
+  }
+  last_sample = t;
+  sampled = true;
+  control->on_usage(u);
+}
+
 void Simulation::Impl::run_loop() {
   driver->start(*this);
+  const bool stoppable = control != nullptr && control->stop.stop_possible();
+  std::uint32_t since_stop_check = 0;
   while (!events.empty()) {
     const auto ev = events.pop();
     KVSIM_ASSERT(ev.time >= clock, "time went back");
+    // Samples of the boundaries this event passes, before it changes anything.
+    while (next_sample < ev.time) {
+      take_sample(next_sample);
+      next_sample += sample_interval;
+    }
+    if (stoppable && ++since_stop_check == 4096) {
+      since_stop_check = 0;
+      if (control->stop.stop_requested()) throw RunCancelled();
+    }
     clock = ev.time;
     try {
       switch (ev.payload.kind) {
@@ -775,6 +860,7 @@ void Simulation::Impl::run_loop() {
        << "(simulated time " << to_seconds(clock) << " s)";
     throw InternalError(os.str());
   }
+  if (next_sample != kNever && (!sampled || clock > last_sample)) take_sample(clock);
   info.simulated_seconds = to_seconds(clock);
   if (offload) report_offload();
   for (const auto& e : engines) {
@@ -786,13 +872,21 @@ void Simulation::Impl::run_loop() {
 }
 
 Simulation::Simulation(const Scenario& scenario) : impl_(std::make_unique<Impl>(scenario)) {}
+Simulation::Simulation(const Scenario& scenario, std::unique_ptr<workload::Driver> driver)
+    : impl_(std::make_unique<Impl>(scenario, std::move(driver))) {}
 Simulation::~Simulation() = default;
 
 const io::RunInfo& Simulation::info() const { return impl_->info; }
 
-RunResult Simulation::run(const StepCallback& on_step, const RecordCallback& on_record) {
+RunResult Simulation::run(const StepCallback& on_step, const RecordCallback& on_record, const RunControl& control) {
   impl_->on_step = &on_step;
   impl_->on_record = &on_record;
+  impl_->control = &control;
+  if (control.on_usage) {
+    if (!(control.usage_interval_s > 0)) throw InputError("", 0, 0, "usage sampling interval must be > 0 s");
+    impl_->sample_interval = std::max<SimTime>(1, from_seconds(control.usage_interval_s));
+    impl_->next_sample = impl_->sample_interval;
+  }
   impl_->run_loop();
   impl_->result.info = impl_->info;
   return std::move(impl_->result);

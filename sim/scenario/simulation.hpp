@@ -5,11 +5,17 @@
 // Units: records carry milliseconds and seconds as their names say.
 #include <functional>
 #include <memory>
+#include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <vector>
 
 #include "kvsim/io/results.hpp"
 #include "kvsim/scenario/scenario.hpp"
+
+namespace kvsim::workload {
+class Driver;
+}
 
 namespace kvsim::scenario {
 
@@ -23,18 +29,43 @@ using StepCallback = std::function<void(const io::StepRecord&)>;
 // records in RunResult::requests are kept without their conversation_id (all the summary
 // needs), so a long run streams its records out instead of holding them.
 using RecordCallback = std::function<void(const io::RequestRecord&)>;
+// Sees the KV held per tier and the link load at the end of every sampling interval.
+using UsageCallback = std::function<void(const io::UsageSample&)>;
+
+// What a caller may add to a run without changing any of its results.
+// - on_usage: a sample at every multiple of usage_interval_s of simulated time, and one at the
+//   run's end. Samples are taken lazily, when the event loop first passes the boundary, from
+//   the state as it stands (every event at or before the boundary done): no event is added.
+//   Without on_usage the run pays nothing.
+// - stop: checked every few thousand events; a stop request ends the run with RunCancelled.
+struct RunControl {
+  UsageCallback on_usage;
+  double usage_interval_s = 1.0;  // simulated seconds, > 0
+  std::stop_token stop;
+};
+
+// Simulation::run was asked to stop: the partial run is discarded.
+class RunCancelled : public std::runtime_error {
+ public:
+  RunCancelled() : std::runtime_error("run cancelled") {}
+};
 
 class Simulation {
  public:
   // Builds engines, compute model and workload; throws InputError on a scenario that cannot
   // run (e.g. max_model_len does not fit in the KV cache, as vLLM refuses to start).
   explicit Simulation(const Scenario& scenario);
+  // The same, driven by `driver` instead of the scenario's workload section (e.g. a workload
+  // rebuilt from a measured run); null: the scenario's workload.
+  Simulation(const Scenario& scenario, std::unique_ptr<workload::Driver> driver);
   ~Simulation();
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;
 
-  // Runs to the end. `on_step` (optional) sees every engine step as it happens.
-  RunResult run(const StepCallback& on_step = {}, const RecordCallback& on_record = {});
+  // Runs to the end. `on_step` (optional) sees every engine step as it happens. Throws
+  // RunCancelled when `control.stop` is requested before the end.
+  RunResult run(const StepCallback& on_step = {}, const RecordCallback& on_record = {},
+                const RunControl& control = {});
 
   // Figures known before running (KV capacity and the like).
   const io::RunInfo& info() const;

@@ -1,10 +1,12 @@
-// Pure helpers behind the charts: CDF steps, thinning, the engines' summed queues, what-if value
-// lists, and the tier variants a scenario gets. Expected values are worked out by hand.
+// Pure helpers behind the charts: CDF steps, thinning, the engines' summed queues, the usage
+// samples as lines, what-if value lists, and the tier variants a scenario gets (the planner's).
+// Expected values are worked out by hand.
 #include "kvsim/gui/run_data.hpp"
 
 #include <gtest/gtest.h>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/planner/variants.hpp"
 #include "kvsim/scenario/scenario.hpp"
 
 namespace kvsim::gui {
@@ -82,6 +84,64 @@ TEST(TierVariants, NetworkStoreOnlyWhenTheHardwareHasOne) {
   const auto v2 = tier_variants(net);
   ASSERT_EQ(v2.size(), 3U);
   EXPECT_EQ(v2[2].name, "nvme-net");
+  // The planner's variants, less its no-reuse baseline, with the same overrides.
+  const auto planner_variants = planner::default_variants(net);
+  ASSERT_EQ(planner_variants.size(), 4U);
+  EXPECT_EQ(planner_variants[3].name, "no-reuse");
+  for (std::size_t i = 0; i < v2.size(); ++i) {
+    EXPECT_EQ(v2[i].name, planner_variants[i].name);
+    ASSERT_EQ(v2[i].overrides.size(), planner_variants[i].overrides.size());
+    for (std::size_t k = 0; k < v2[i].overrides.size(); ++k) {
+      EXPECT_EQ(v2[i].overrides[k].path, planner_variants[i].overrides[k].path);
+      EXPECT_EQ(v2[i].overrides[k].value, planner_variants[i].overrides[k].value);
+    }
+  }
+}
+
+io::UsageSample usage(double t, double interval, std::int64_t gpu, std::int64_t dram, double pcie_fwd,
+                      double pcie_bwd) {
+  io::UsageSample u;
+  u.time_s = t;
+  u.interval_s = interval;
+  u.gpu_bytes_held = gpu;
+  u.tiers.push_back({"host_dram", dram, 64'000'000'000});
+  u.links.push_back({"pcie", pcie_fwd, pcie_bwd});
+  return u;
+}
+
+TEST(UsageLines, TierBytesInGbGpuFirst) {
+  const std::vector<io::UsageSample> u = {usage(1, 1, 2'000'000'000, 0, 0, 0),
+                                          usage(2, 1, 3'500'000'000, 1'250'000'000, 0, 0)};
+  const auto lines = tier_usage_lines(u);
+  ASSERT_EQ(lines.size(), 2U);
+  EXPECT_EQ(lines[0].name, "gpu");
+  EXPECT_EQ(lines[1].name, "host_dram");
+  const std::vector<std::pair<double, double>> gpu = {{1, 2.0}, {2, 3.5}};
+  const std::vector<std::pair<double, double>> dram = {{1, 0.0}, {2, 1.25}};
+  EXPECT_EQ(lines[0].points, gpu);
+  EXPECT_EQ(lines[1].points, dram);
+  EXPECT_TRUE(tier_usage_lines({}).empty());
+}
+
+TEST(UsageLines, LinkPercentIsTheBusierDirectionAveragedOverGroups) {
+  // Five samples, at most 2 points: groups of ceil(5/2) = 3 samples and 2 samples.
+  // Busier direction per sample: 0.2, 0.6, 0.1, 0.5, 0.3 with intervals 1, 1, 2, 1, 0.5.
+  const std::vector<io::UsageSample> u = {usage(1, 1, 0, 0, 0.2, 0.1), usage(2, 1, 0, 0, 0.1, 0.6),
+                                          usage(4, 2, 0, 0, 0.1, 0.0), usage(5, 1, 0, 0, 0.5, 0.5),
+                                          usage(5.5, 0.5, 0, 0, 0.0, 0.3)};
+  const auto lines = link_usage_lines(u, 2);
+  ASSERT_EQ(lines.size(), 1U);
+  EXPECT_EQ(lines[0].name, "pcie");
+  ASSERT_EQ(lines[0].points.size(), 2U);
+  // (0.2 x 1 + 0.6 x 1 + 0.1 x 2) / 4 s = 25 %, at t = 4; (0.5 x 1 + 0.3 x 0.5) / 1.5 s = 43.3 %.
+  EXPECT_DOUBLE_EQ(lines[0].points[0].first, 4.0);
+  EXPECT_NEAR(lines[0].points[0].second, 25.0, 1e-12);
+  EXPECT_DOUBLE_EQ(lines[0].points[1].first, 5.5);
+  EXPECT_NEAR(lines[0].points[1].second, 100.0 * 0.65 / 1.5, 1e-12);
+  // Unthinned: one point per sample, in percent.
+  const auto all = link_usage_lines(u);
+  ASSERT_EQ(all[0].points.size(), 5U);
+  EXPECT_NEAR(all[0].points[1].second, 60.0, 1e-12);
 }
 
 }  // namespace

@@ -1,10 +1,14 @@
 // Runs in the background and the tables over them: a what-if sweep delivers every run through
 // the controller, the run table gives each variant's points sorted by the knob, cancelling stops
-// between runs, and the summary of a GUI run equals the command line's path (load, run,
+// the batch and the run in progress (which is discarded, and the controller's state says
+// cancelled), and the summary of a GUI run equals the command line's path (load, run,
 // summarize) on the same scenario. Models pass QAbstractItemModelTester.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <QAbstractItemModelTester>
+#include <QCoreApplication>
 #include <QSignalSpy>
 #include <QStandardItemModel>
 
@@ -66,10 +70,11 @@ TEST(RunController, SweepRunsEveryVariantAtEveryValue) {
   EXPECT_EQ(model.nearest(QStringLiteral("dram"), 7.0)->job.knob_value, "8");
 }
 
-TEST(RunController, CancelStopsBetweenRuns) {
+TEST(RunController, CancelStopsTheBatch) {
   ScenarioDocument doc;
   ASSERT_TRUE(doc.open(kExample));
   std::vector<RunJob> jobs;
+  jobs.reserve(20);
   for (int i = 0; i < 20; ++i) {
     jobs.push_back(
         single_job(doc.text().toStdString(), doc.display_name(), doc.load_options(), "r"));
@@ -77,6 +82,43 @@ TEST(RunController, CancelStopsBetweenRuns) {
   const Batch b = run_all(std::move(jobs), true);
   EXPECT_TRUE(b.cancelled);
   EXPECT_LT(b.runs.size(), 20U);
+}
+
+TEST(RunController, CancelStopsTheRunInProgress) {
+  // The seed deployment with 4,000 conversations: far more than a Debug build simulates before
+  // the first progress report. Cancel once the run has reported simulated time: the run stops
+  // inside, nothing is delivered, and the state goes running -> cancelling -> cancelled.
+  scenario::LoadOptions options;
+  options.catalog_dir = KVSIM_SOURCE_DIR "/scenarios/catalog";
+  options.overrides = {{"workload.generation.num_conversations", "4000"}};
+  ScenarioDocument doc;
+  ASSERT_TRUE(doc.open(QStringLiteral(KVSIM_SOURCE_DIR "/scenarios/seed/4x4090-dram.yaml")));
+  RunController c;
+  EXPECT_EQ(c.state(), RunController::State::kIdle);
+  QSignalSpy in_run(&c, &RunController::runProgress);
+  QSignalSpy finished(&c, &RunController::runFinished);
+  QSignalSpy failed(&c, &RunController::runFailed);
+  QSignalSpy progress(&c, &RunController::progress);
+  QSignalSpy done(&c, &RunController::batchFinished);
+  ASSERT_TRUE(c.start({single_job(doc.text().toStdString(), doc.display_name(),
+                                  doc.load_options(options.overrides), "long")},
+                      QStringLiteral("t")));
+  EXPECT_EQ(c.state(), RunController::State::kRunning);
+  ASSERT_TRUE(in_run.wait(120000));
+  EXPECT_GT(in_run.front().at(1).toDouble(), 0.0);
+  c.cancel();
+  EXPECT_EQ(c.state(), RunController::State::kCancelling);
+  EXPECT_TRUE(c.busy());
+  ASSERT_TRUE(done.wait(60000));
+  EXPECT_TRUE(done.front().at(0).toBool());  // cancelled
+  EXPECT_EQ(c.state(), RunController::State::kCancelled);
+  EXPECT_EQ(RunController::state_name(c.state()), QStringLiteral("cancelled"));
+  EXPECT_FALSE(c.busy());
+  QCoreApplication::processEvents();
+  EXPECT_EQ(finished.count(), 0);  // the partial run is discarded
+  EXPECT_EQ(failed.count(), 0);
+  ASSERT_FALSE(progress.isEmpty());
+  EXPECT_EQ(progress.back().at(0).toInt(), 0);  // no run completed
 }
 
 TEST(RunController, ABadJobIsReportedAndTheBatchGoesOn) {
@@ -114,6 +156,10 @@ TEST(RunJob, SummaryEqualsTheCommandLinePath) {
   EXPECT_EQ(r->ttft_ms.front(), s.ttft_ms.min);
   EXPECT_EQ(r->ttft_ms.back(), s.ttft_ms.max);
   EXPECT_EQ(static_cast<std::int64_t>(r->steps.size()), result.info.engine_steps);
+  // A usage sample every simulated second and one at the end.
+  ASSERT_FALSE(r->usage.empty());
+  EXPECT_EQ(r->usage.size(), static_cast<std::size_t>(std::ceil(result.info.simulated_seconds)));
+  EXPECT_DOUBLE_EQ(r->usage.back().time_s, result.info.simulated_seconds);
 
   SummaryModel model;
   QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);

@@ -1,15 +1,20 @@
 // The window's user flows, offscreen: open the example, sweep a knob in the what-if view and see
-// the charts drawn; change another knob in the form, sweep again and see the series change;
-// open malformed YAML and a foreign database and see a clear message, without a crash.
+// the charts drawn; change another knob in the form, sweep again and see the series change; run
+// the tier variants and see KV held per tier and link utilisation over time; cancel a long run
+// while it runs and see "cancelled" with nothing kept; open malformed YAML and a foreign
+// database and see a clear message, without a crash.
 #include <sqlite3.h>
 
 #include <QAbstractItemModel>
+#include <QAction>
 #include <QChart>
 #include <QChartView>
 #include <QLabel>
 #include <QLineSeries>
 #include <QPlainTextEdit>
 #include <QSettings>
+#include <QSignalSpy>
+#include <QStatusBar>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -99,6 +104,32 @@ class UiFlowTest : public QObject {
     QChartView* cdf = w.run_view()->findChild<QChartView*>(QStringLiteral("run_ttft_cdf"));
     QVERIFY(!cdf->chart()->series().isEmpty());
     QVERIFY(!qobject_cast<QLineSeries*>(cdf->chart()->series().front())->points().isEmpty());
+    // The example has no offload tier: the GPU's KV only, no link traffic.
+    QChartView* held = w.run_view()->findChild<QChartView*>(QStringLiteral("run_kv_held"));
+    QChartView* links = w.run_view()->findChild<QChartView*>(QStringLiteral("run_links"));
+    QVERIFY(held != nullptr && links != nullptr);
+    QVERIFY(!series_points(held, QStringLiteral("gpu")).isEmpty());
+    QVERIFY(links->chart()->series().isEmpty());
+
+    // The tier variants side by side: the DRAM variant's offload line (dashed) fills up, and its
+    // busiest link (PCIe, the only kind) carries the stores.
+    QVERIFY(w.run_variants());
+    QTRY_VERIFY_WITH_TIMEOUT(!w.runner()->busy(), 60000);
+    QCOMPARE(w.run_view()->summary_model()->columnCount(), 2);
+    const QList<QPointF> dram = series_points(held, QStringLiteral("dram offload"));
+    QVERIFY(dram.size() > 10);
+    double dram_max = 0;
+    for (const QPointF& p : dram) dram_max = std::max(dram_max, p.y());
+    QVERIFY(dram_max > 0.1);   // GB
+    QVERIFY(dram_max <= 64 * 1.073741824 + 1e-9);  // at most the variant's 64 GiB
+    const QList<QPointF> pcie = series_points(links, QStringLiteral("dram"));
+    QVERIFY(!pcie.isEmpty());
+    double pcie_max = 0;
+    for (const QPointF& p : pcie) pcie_max = std::max(pcie_max, p.y());
+    QVERIFY(pcie_max > 0.0);
+    QVERIFY(pcie_max <= 100.0 + 1e-9);
+    QVERIFY(!series_points(held, QStringLiteral("vram-only")).isEmpty());  // its GPUs
+    QVERIFY(series_points(links, QStringLiteral("vram-only")).isEmpty());  // no KV traffic
 
     // Export of the view and the table.
     QTemporaryDir dir;
@@ -108,6 +139,26 @@ class UiFlowTest : public QObject {
     QFile csv(dir.filePath(QStringLiteral("summary.csv")));
     QVERIFY(csv.open(QIODevice::ReadOnly));
     QVERIFY(csv.readAll().contains("Requests/s (1/s)"));
+  }
+
+  void cancelDuringARunShowsCancelled() {
+    MainWindow w;
+    w.show();
+    // The seed deployment as written: thousands of requests, far beyond the first progress report.
+    QVERIFY(w.open_scenario(QStringLiteral(KVSIM_SOURCE_DIR "/scenarios/seed/4x4090-dram.yaml")));
+    QSignalSpy in_run(w.runner(), &kvsim::gui::RunController::runProgress);
+    QVERIFY(w.run_scenario());
+    QVERIFY(in_run.wait(120000));  // the window's event loop runs while the worker simulates
+    QAction* cancel = nullptr;
+    for (QAction* a : w.findChildren<QAction*>()) {
+      if (a->text() == QStringLiteral("&Cancel runs")) cancel = a;
+    }
+    QVERIFY(cancel != nullptr);
+    cancel->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.runner()->busy(), 60000);
+    QCOMPARE(w.runner()->state(), kvsim::gui::RunController::State::kCancelled);
+    QVERIFY(w.statusBar()->currentMessage().contains(QStringLiteral("Cancelled")));
+    QCOMPARE(w.run_view()->runs_model()->rowCount(), 0);  // the partial run is not kept
   }
 
   void malformedYamlShowsAMessage() {
