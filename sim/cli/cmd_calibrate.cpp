@@ -30,6 +30,27 @@ struct CalibrateOptions {
 // Fits the compact step-time model to a profile bundle, prints the residuals and writes the
 // coefficients with their provenance.
 #ifdef KVSIM_HAVE_VALIDATION
+// The scenario keys through which a measured tier load path (latency + bytes / rate) enters a
+// simulation, for each tier kind (docs/offload.md: a load's time is the route's latencies plus
+// the bytes at its bottleneck rate), ready to paste.
+std::string tier_scenario_lines(double bytes_per_s, double latency_us) {
+  std::ostringstream rate;
+  std::ostringstream lat;
+  rate << std::setprecision(4) << bytes_per_s / 1e9 << "GB/s";
+  lat << std::setprecision(4) << latency_us << "us";
+  std::ostringstream s;
+  s << "scenario keys for this tier, as kvsim run --set flags for the tier kind you measured (the rate must be\n"
+    << "the route's bottleneck; kvsim adds the latency of every device on the route, so set the others to 0;\n"
+    << "docs/calibration.md):\n"
+    << "  host_dram:  --set hardware.servers.0.gpu.host_link.h2d=" << rate.str()
+    << "   (no latency key for host DRAM; the fitted " << lat.str() << " is left out)\n"
+    << "  local_nvme: --set hardware.servers.0.local_nvme.drive.read=" << rate.str()
+    << " --set hardware.servers.0.local_nvme.drive.read_latency=" << lat.str() << "\n"
+    << "  remote:     --set hardware.remote_store.nic=" << rate.str() << " --set hardware.remote_store.nic_latency="
+    << lat.str() << " --set hardware.remote_store.software_latency=0us\n";
+  return s.str();
+}
+
 // Fits the step-time model to `kvsim probe` measurements of a live deployment.
 int cmd_calibrate_measured(const CalibrateOptions& o, const CommonOptions& common) {
   const int layers = o.layers > 0 ? o.layers : catalog_model(load_catalog(common), o.model).num_layers;
@@ -49,9 +70,32 @@ int cmd_calibrate_measured(const CalibrateOptions& o, const CommonOptions& commo
               << 100.0 * (r.fitted_ms - r.measured_ms) / r.measured_ms << "%\n";
   }
   std::cout.unsetf(std::ios::floatfield);
+  // The offload tier's load path, when the probe measured it (kvsim probe --offload): written into
+  // the profile's optional offload_tier section, and as the scenario keys that carry it.
+  auto coefficients = validation::probe_coefficients(fit, probe, layers, o.measured);
+  if (validation::has_tier_points(probe)) {
+    const double kv_bytes =
+        catalog_model(load_catalog(common), o.model).kv_bytes_per_token().as_double();
+    const auto tier = validation::fit_tier(probe, kv_bytes);
+    coefficients.offload_tier = models::MeasuredTier{tier.bytes_per_s, tier.latency_us};
+    std::ostringstream t;
+    t << std::setprecision(4) << "offload tier (" << probe.tier_eviction << ", " << o.model << ": " << kv_bytes
+      << " KV bytes per token): latency " << tier.latency_us << " us, load rate " << tier.bytes_per_s / 1e9
+      << " GB/s; rms error " << tier.rms_error_ms << " ms\n";
+    std::cout << t.str();
+    std::cout << std::left << std::setw(8) << "tokens" << std::right << std::setw(14) << "bytes" << std::setw(16)
+              << "measured extra" << std::setw(14) << "fitted extra" << '\n';
+    for (const auto& p : tier.points) {
+      std::cout << std::left << std::setw(8) << p.prompt_tokens << std::right << std::setw(14)
+                << static_cast<std::int64_t>(p.bytes) << std::fixed << std::setprecision(2) << std::setw(13)
+                << p.measured_extra_ms << " ms" << std::setw(11) << p.fitted_extra_ms << " ms\n";
+    }
+    std::cout.unsetf(std::ios::floatfield);
+    std::cout << tier_scenario_lines(tier.bytes_per_s, tier.latency_us);
+  }
   if (!o.out.empty()) {
     io::AtomicFile f(o.out);
-    f.stream() << models::write_fitted_yaml(validation::probe_coefficients(fit, probe, layers, o.measured));
+    f.stream() << models::write_fitted_yaml(coefficients);
     f.commit();
     std::cout << "wrote " << o.out
               << " (use it with compute: {kind: fitted, profile: {fitted_path: ..., cuda_graph_decode_factor: 0, "

@@ -54,6 +54,12 @@ Command add_probe(CLI::App& app, CommonOptions& /*common*/) {
   cmd->add_option("--decode-tokens", o->decode_tokens, "Tokens each decode probe generates")
       ->capture_default_str();
   cmd->add_option("--repeats", o->repeats, "Times each probe runs")->capture_default_str();
+  cmd->add_flag("--offload", o->offload,
+                "Also measure TTFT for prefixes loaded back from the offload tier (evicted with POST "
+                "/reset_prefix_cache, else by a flood of --gpu-kv-tokens)");
+  cmd->add_option("--gpu-kv-tokens", o->gpu_kv_tokens,
+                  "The server's GPU KV cache size in tokens (vLLM logs it), for the flood")
+      ->type_name("N");
   cmd->add_option("--first-token-timeout", o->timeouts.first_token_s,
                   "Seconds from send to the first token")
       ->capture_default_str();

@@ -2,6 +2,7 @@
 // what it measures (kvsim/validation/replay.hpp).
 #include <atomic>
 #include <csignal>
+#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "kvsim/io/atomic_file.hpp"
 #include "kvsim/io/sinks.hpp"
 #include "kvsim/validation/replay.hpp"
+#include "kvsim/validation/replay_db.hpp"
 #include "kvsim/validation/report.hpp"
 
 namespace kvsim::cli {
@@ -32,6 +34,7 @@ struct ReplayCliOptions {
   validation::HttpTimeouts timeouts;
   validation::RetryPolicy retry;
   double max_duration_s = 0;
+  std::string db;
 };
 
 int cmd_replay(const ReplayCliOptions& o, const CommonOptions& common) {
@@ -51,6 +54,24 @@ int cmd_replay(const ReplayCliOptions& o, const CommonOptions& common) {
   ro.stop = &g_stop;
   ro.progress = [](const std::string& line) { std::cerr << "replay: " << line << std::endl; };
 
+  // --db: the run is claimed now and each request committed as it ends, so a replay that is
+  // killed keeps what it measured in the database too.
+  std::unique_ptr<validation::MeasuredRunWriter> db;
+  std::string db_error;
+  std::string run_key;
+  if (!o.db.empty()) {
+    run_key = validation::new_measured_run_key(sc, o.url, o.model);
+    db = std::make_unique<validation::MeasuredRunWriter>(o.db, sc, run_key);
+    ro.on_record = [&db, &db_error](const validation::ReplayRecord& r) {
+      if (!db_error.empty()) return;
+      try {
+        db->add(r);
+      } catch (const std::exception& e) {
+        db_error = e.what();
+      }
+    };
+  }
+
   g_stop.store(false);
   const auto previous = std::signal(SIGINT, on_sigint);
   validation::ReplayRun run;
@@ -62,6 +83,14 @@ int cmd_replay(const ReplayCliOptions& o, const CommonOptions& common) {
   }
   std::signal(SIGINT, previous);
 
+  run.run_key = run_key;
+  if (db && db_error.empty()) {
+    try {
+      db->finish(run);
+    } catch (const std::exception& e) {
+      db_error = e.what();
+    }
+  }
   {
     io::AtomicFile f(o.out);
     f.stream() << validation::replay_json(run);
@@ -77,6 +106,16 @@ int cmd_replay(const ReplayCliOptions& o, const CommonOptions& common) {
   std::cout << validation::replay_summary_text(run);
   std::cout << "wrote " << o.out << (o.requests_out.empty() ? "" : " and " + o.requests_out)
             << '\n';
+  if (db) {
+    if (db_error.empty()) {
+      std::cout << "recorded run " << run_key << " (" << db->written() << " requests) in " << o.db
+                << '\n';
+    } else {
+      std::cerr << "kvsim: error: " << o.db << ": " << db_error
+                << " (the measured run is complete in " << o.out << ")\n";
+      return kExitBadInput;
+    }
+  }
   return run.interrupted ? kExitCheckFailed : 0;
 }
 
@@ -123,6 +162,10 @@ Command add_replay(CLI::App& app, CommonOptions& common) {
   cmd->add_option("--retry-backoff", o->retry.backoff_s,
                   "First retry delay in seconds, doubled each retry")
       ->capture_default_str();
+  cmd->add_option("--db", o->db,
+                  "Also record the measured run in a results database (docs/sweeps.md), each "
+                  "request committed as it ends")
+      ->type_name("FILE");
   cmd->add_option("--max-duration", o->max_duration_s,
                   "Stop the replay after this many seconds (0: no limit)")
       ->capture_default_str();

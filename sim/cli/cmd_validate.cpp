@@ -3,12 +3,17 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "command.hpp"
 #include "kvsim/core/error.hpp"
 #include "kvsim/io/atomic_file.hpp"
 #include "kvsim/scenario/simulation.hpp"
+#include "kvsim/validation/replay_db.hpp"
 #include "kvsim/validation/replay_file.hpp"
+#include "kvsim/validation/replayed_workload.hpp"
+#include "kvsim/workload/replayed_driver.hpp"
 #include "kvsim/validation/report.hpp"
 
 namespace kvsim::cli {
@@ -22,6 +27,8 @@ struct ValidateOptions {
   std::string json_out;
   std::string markdown_out;
   std::string format = "table";
+  bool regenerate = false;
+  std::string db;
 };
 
 int cmd_validate(const ValidateOptions& o, const CommonOptions& common) {
@@ -31,9 +38,23 @@ int cmd_validate(const ValidateOptions& o, const CommonOptions& common) {
   // The replay's seed made its conversations and client streams: simulate with the same one.
   lo.overrides.push_back({"seed", std::to_string(run.seed)});
   const auto sc = scenario::load_scenario(o.scenario, lo);
-  scenario::Simulation sim(sc);
+  // By default the simulator is driven by the replayed requests themselves (same clients, order,
+  // token counts and think times); --regenerate lets the scenario's client model generate them.
+  std::vector<std::string> workload_notes;
+  std::unique_ptr<workload::Driver> driver;
+  if (!o.regenerate) {
+    auto rebuilt = validation::rebuild_workload(run, sc);
+    workload_notes = std::move(rebuilt.notes);
+    driver = std::make_unique<workload::ReplayedDriver>(std::move(rebuilt.requests), rebuilt.mode,
+                                                        std::vector<std::string>{});
+  }
+  scenario::Simulation sim(sc, std::move(driver));
   const auto predicted = sim.run();
   auto comparison = validation::compare(run, predicted.requests, tolerances);
+  comparison.notes.insert(comparison.notes.end(), workload_notes.begin(), workload_notes.end());
+  if (o.regenerate) {
+    comparison.notes.push_back("predicted with the scenario's own client model (--regenerate)");
+  }
   if (comparison.scenario_name.empty() || comparison.scenario_name != sc.name) {
     comparison.notes.push_back("replayed scenario '" + run.scenario_name + "', predicted with '" +
                                sc.name + "'");
@@ -53,6 +74,14 @@ int cmd_validate(const ValidateOptions& o, const CommonOptions& common) {
     io::AtomicFile f(o.markdown_out);
     f.stream() << validation::comparison_markdown(comparison);
     f.commit();
+  }
+  if (!o.db.empty()) {
+    const auto rows = validation::record_validation(o.db, run, sc, predicted.requests, predicted.info,
+                                                    o.regenerate ? "regenerated" : "replayed");
+    std::cerr << "results database " << o.db << ": measured run " << rows.measured_run_key
+              << (rows.measured_added ? " added" : " already there") << ", prediction "
+              << rows.predicted_run_key << (rows.predicted_added ? " added" : " already there")
+              << '\n';
   }
   std::cout << (o.format == "json" ? validation::comparison_json(comparison)
                                    : validation::comparison_table(comparison));
@@ -74,11 +103,18 @@ Command add_validate(CLI::App& app, CommonOptions& common) {
   cmd->add_option("--tolerance", o->tolerance,
                   "Bounds on |error|, e.g. ttft_mean=30%,tpot_p50=20%,cache_hit_rate=5 (points)")
       ->type_name("LIST");
+  cmd->add_flag("--regenerate", o->regenerate,
+                "Let the scenario's client model generate the workload (same seed) instead of "
+                "replaying the measured requests, order and token counts");
   cmd->add_option("--format", o->format, "Output on the terminal")
       ->check(CLI::IsMember({"table", "json"}));
   cmd->add_option("--html", o->html, "Write an HTML report with CDF plots to FILE")
       ->type_name("FILE");
   cmd->add_option("--json-out", o->json_out, "Write the comparison as JSON to FILE")
+      ->type_name("FILE");
+  cmd->add_option("--db", o->db,
+                  "Record the measured run (unless there already) and the prediction in a results "
+                  "database (docs/sweeps.md)")
       ->type_name("FILE");
   cmd->add_option("--markdown-out", o->markdown_out,
                   "Write the comparison as a Markdown table to FILE")

@@ -281,13 +281,24 @@ void migrate_to_1(sqlite3* db, const std::string& path) {
        path);
 }
 
+// Schema version 2: measured runs (kvsim replay) beside simulated ones. Older rows are
+// simulated; a prediction kvsim validate makes of a measured run names that run's key.
+void migrate_to_2(sqlite3* db, const std::string& path) {
+  exec(db,
+       "ALTER TABLE runs ADD COLUMN source TEXT NOT NULL DEFAULT 'simulated' CHECK (source IN "
+       "('simulated', 'measured'))",
+       path);
+  exec(db, "ALTER TABLE runs ADD COLUMN measured_run_key TEXT", path);
+}
+
 struct Migration {
   int version;
   const char* description;
   void (*apply)(sqlite3*, const std::string&);
 };
-constexpr std::array<Migration, 1> kMigrations = {
-    Migration{1, "runs, summaries, requests, timeseries, results view", migrate_to_1}};
+constexpr std::array<Migration, 2> kMigrations = {
+    Migration{1, "runs, summaries, requests, timeseries, results view", migrate_to_1},
+    Migration{2, "runs.source (simulated | measured) and runs.measured_run_key", migrate_to_2}};
 
 std::string hostname() {
   std::array<char, 256> buf{};
@@ -440,8 +451,8 @@ Claim ResultsDb::claim(const RunIdentity& id, const ClaimPolicy& policy) {
     Stmt ins(db_,
              "INSERT INTO runs (run_key, sweep, run_index, base_scenario, overrides, "
              "scenario_name, scenario_yaml, "
-             "seed, kvsim_version, status, started_at, host, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
-             "?, 'running', ?, ?, ?)",
+             "seed, kvsim_version, status, started_at, host, pid, source, measured_run_key) VALUES "
+             "(?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)",
              path_);
     ins.bind(1, id.run_key);
     ins.bind(2, id.sweep);
@@ -455,6 +466,12 @@ Claim ResultsDb::claim(const RunIdentity& id, const ClaimPolicy& policy) {
     ins.bind(10, utc_now());
     ins.bind(11, host_);
     ins.bind(12, pid_);
+    ins.bind(13, id.source);
+    if (id.measured_run_key.empty()) {
+      ins.bind_null(14);
+    } else {
+      ins.bind(14, id.measured_run_key);
+    }
     ins.step();
     c.run_id = sqlite3_last_insert_rowid(db_);
     txn.commit();
@@ -591,6 +608,56 @@ bool ResultsDb::record_done(std::int64_t run_id, const io::Summary& summary,
       }
       ins.step();
     }
+  }
+  txn.commit();
+  return true;
+}
+
+bool ResultsDb::append_requests(std::int64_t run_id, std::int64_t first_index,
+                                const std::vector<io::RequestRecord>& requests,
+                                const std::vector<std::string>* errors) {
+  if (requests.empty()) return true;
+  std::vector<std::vector<Cell>> rows;
+  std::vector<Cell> cols = request_cells_of(requests, &rows);
+  if (errors != nullptr) {
+    Cell e;
+    e.column = "error";
+    e.kind = Cell::Kind::kText;
+    cols.push_back(e);
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      Cell v = e;
+      const std::string& text = r < errors->size() ? (*errors)[r] : std::string();
+      v.kind = text.empty() ? Cell::Kind::kNull : Cell::Kind::kText;
+      v.text = text;
+      rows[r].push_back(v);
+    }
+  }
+  const std::lock_guard<std::mutex> lock(mu_);
+  WriteTxn txn(db_, path_);
+  {
+    Stmt q(db_, "SELECT count(*) FROM runs WHERE id = ? AND status = 'running' AND host = ? AND pid = ?",
+           path_);
+    q.bind(1, run_id);
+    q.bind(2, host_);
+    q.bind(3, pid_);
+    if (!q.step() || q.int64(0) != 1) return false;
+  }
+  ensure_columns("requests", column_defs(cols));
+  std::string sql = "INSERT INTO requests (run_id, request_index";
+  std::string qs = "?, ?";
+  for (const auto& c : cols) {
+    sql += ", " + quote_ident(c.column);
+    qs += ", ?";
+  }
+  Stmt ins(db_, sql + ") VALUES (" + qs + ")", path_);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    ins.reset();
+    ins.bind(1, run_id);
+    ins.bind(2, first_index + static_cast<std::int64_t>(r));
+    for (std::size_t i = 0; i < rows[r].size() && i < cols.size(); ++i) {
+      ins.bind_cell(static_cast<int>(i) + 3, rows[r][i]);
+    }
+    ins.step();
   }
   txn.commit();
   return true;

@@ -24,7 +24,7 @@ struct sqlite3;
 
 namespace kvsim::planner {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 // PRAGMA application_id of a kvsim results database: "kvsm" in ASCII.
 inline constexpr std::int32_t kApplicationId = 0x6B76736D;
 
@@ -38,6 +38,10 @@ struct RunIdentity {
   std::string scenario_name;
   std::string scenario_yaml;  // resolved
   std::uint64_t seed = 0;
+  // Schema 2: "simulated" (kvsim's prediction) or "measured" (kvsim replay against a live
+  // server); for a prediction of a measured run (kvsim validate), that run's key.
+  std::string source = "simulated";
+  std::string measured_run_key;
 };
 
 enum class ClaimOutcome {
@@ -86,6 +90,13 @@ class ResultsDb {
                    const std::vector<io::RequestRecord>* requests,
                    const std::vector<io::StepRecord>* steps);
   bool record_failed(std::int64_t run_id, const std::string& error);
+  // Adds request rows to a run still 'running' and ours, in their own transaction, so that a
+  // run measured over a long time keeps what it has if it is interrupted; `first_index` is the
+  // request_index of requests[0]. `errors` (optional, one per request) fills the text column
+  // `error` (empty: NULL). False when the row is not ours.
+  bool append_requests(std::int64_t run_id, std::int64_t first_index,
+                       const std::vector<io::RequestRecord>& requests,
+                       const std::vector<std::string>* errors = nullptr);
 
   // Status of each given run key that has a row.
   std::map<std::string, std::string> statuses(const std::vector<std::string>& run_keys);

@@ -93,10 +93,10 @@ TEST(ResultsDb, CreatesTheVersionedSchema) {
     EXPECT_EQ(query_int(db.handle(), "PRAGMA user_version"), kSchemaVersion);
     EXPECT_EQ(query_int(db.handle(), "PRAGMA application_id"), kApplicationId);
     EXPECT_EQ(query_text(db.handle(), "PRAGMA journal_mode"), "wal");
-    EXPECT_EQ(query_int(db.handle(), "SELECT count(*) FROM schema_version"), 1);
+    EXPECT_EQ(query_int(db.handle(), "SELECT count(*) FROM schema_version"), kSchemaVersion);  // one per migration
   }
   ResultsDb again(path, ResultsDb::Mode::kExisting);  // no second migration
-  EXPECT_EQ(query_int(again.handle(), "SELECT count(*) FROM schema_version"), 1);
+  EXPECT_EQ(query_int(again.handle(), "SELECT count(*) FROM schema_version"), kSchemaVersion);
 }
 
 TEST(ResultsDb, SummaryColumnsHoldEveryKeyOfTheCsvSink) {

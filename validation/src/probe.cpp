@@ -1,7 +1,10 @@
 #include "kvsim/validation/probe.hpp"
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <array>
+#include <map>
+#include <set>
 #include <cmath>
 #include <fstream>
 #include <memory>
@@ -108,6 +111,38 @@ ProbeResult run_probe(const ProbeOptions& opts) {
       record(send_all(client, {body}).front(), "cold_prefill", len, 1);
       record(send_all(client, {body}).front(), "cached_prefix", len, 1);
     }
+    if (opts.offload) {
+      for (const std::int64_t len : opts.prompt_tokens) {
+        if (opts.progress)
+          opts.progress("offload tier: " + std::to_string(len) + " tokens, cached, evicted, again");
+        const std::string body = chat_body(opts.model, unique_text(len), 1);
+        record(send_all(client, {body}).front(), "cold_prefill", len, 1);
+        record(send_all(client, {body}).front(), "cached_prefix", len, 1);
+        const HttpResponse reset = http_post_json(opts.url + "/reset_prefix_cache", "{}",
+                                                  opts.timeouts.first_token_s);
+        if (reset.status == 200) {
+          res.tier_eviction = "reset_prefix_cache";
+        } else if (opts.gpu_kv_tokens > 0) {
+          // Distinct prompts, 4 at a time, until more than the GPU's KV tokens went through.
+          res.tier_eviction = "flood";
+          const std::int64_t each = std::max<std::int64_t>(len, 512);
+          std::int64_t sent = 0;
+          while (sent <= opts.gpu_kv_tokens + opts.gpu_kv_tokens / 10) {
+            std::vector<std::string> bodies;
+            bodies.reserve(4);
+            for (int i = 0; i < 4; ++i) bodies.push_back(chat_body(opts.model, unique_text(each), 1));
+            send_all(client, bodies);
+            sent += 4 * each;
+          }
+        } else {
+          res.errors.push_back(
+              "offload probe: the server has no /reset_prefix_cache (vLLM: set "
+              "VLLM_SERVER_DEV_MODE=1) and --gpu-kv-tokens was not given for the flood");
+          break;
+        }
+        record(send_all(client, {body}).front(), "tier_hit", len, 1);
+      }
+    }
     for (const int b : opts.batch_sizes) {
       for (const std::int64_t ctx : opts.decode_contexts) {
         if (opts.progress) {
@@ -132,6 +167,7 @@ std::string probe_json(const ProbeResult& r) {
   j["model"] = r.model;
   j["tokenizer"] = r.tokenizer;
   j["decode_tokens"] = r.decode_tokens;
+  if (!r.tier_eviction.empty()) j["tier_eviction"] = r.tier_eviction;
   j["errors"] = r.errors;
   ordered_json pts = ordered_json::array();
   for (const auto& p : r.points) {
@@ -163,6 +199,7 @@ ProbeResult load_probe(const std::string& path) {
     r.model = j.value("model", "");
     r.tokenizer = j.value("tokenizer", "");
     r.decode_tokens = j.value("decode_tokens", std::int64_t{0});
+    r.tier_eviction = j.value("tier_eviction", "");
     for (const auto& p : j.at("points")) {
       ProbePoint q;
       q.kind = p.at("kind").get<std::string>();
@@ -279,6 +316,60 @@ models::FittedCoefficients probe_coefficients(const ProbeFit& fit, const ProbeRe
   c.attention_layer_us[13] = fit.d_us / layers;
   c.per_sequence_us = {0, 0};
   return c;
+}
+
+bool has_tier_points(const ProbeResult& probe) {
+  return std::any_of(probe.points.begin(), probe.points.end(),
+                     [](const ProbePoint& p) { return p.kind == "tier_hit"; });
+}
+
+TierFit fit_tier(const ProbeResult& probe, double kv_bytes_per_token) {
+  std::map<std::int64_t, std::pair<double, int>> gpu;  // prompt tokens -> (sum ttft, count)
+  for (const auto& p : probe.points) {
+    if (p.kind != "cached_prefix") continue;
+    auto& g = gpu[p.prompt_tokens];
+    g.first += p.ttft_ms;
+    ++g.second;
+  }
+  TierFit fit;
+  std::set<std::int64_t> lengths;
+  for (const auto& p : probe.points) {
+    if (p.kind != "tier_hit") continue;
+    const auto g = gpu.find(p.prompt_tokens);
+    if (g == gpu.end()) continue;
+    const double tokens = static_cast<double>(p.cached_tokens >= 0 ? p.cached_tokens : p.prompt_tokens);
+    fit.points.push_back({p.prompt_tokens, tokens * kv_bytes_per_token,
+                          p.ttft_ms - g->second.first / g->second.second, 0});
+    lengths.insert(p.prompt_tokens);
+  }
+  if (lengths.size() < 2) {
+    throw InputError("", 0, 0,
+                     "calibrate --measured: the offload-tier fit needs tier_hit points at 2 or more "
+                     "prompt lengths (kvsim probe --offload)");
+  }
+  Eigen::MatrixXd a(static_cast<Eigen::Index>(fit.points.size()), 2);
+  Eigen::VectorXd b(static_cast<Eigen::Index>(fit.points.size()));
+  for (std::size_t i = 0; i < fit.points.size(); ++i) {
+    const auto r = static_cast<Eigen::Index>(i);
+    a(r, 0) = 1;
+    a(r, 1) = fit.points[i].bytes;
+    b(r) = fit.points[i].measured_extra_ms * 1e3;  // us
+  }
+  const Eigen::VectorXd sol = a.colPivHouseholderQr().solve(b);
+  if (!(sol(1) > 0)) {
+    throw InputError("", 0, 0,
+                     "calibrate --measured: loading from the offload tier was not slower than a "
+                     "GPU hit; no tier rate can be fitted");
+  }
+  fit.latency_us = std::max(sol(0), 0.0);
+  fit.bytes_per_s = 1e6 / sol(1);
+  double sq = 0;
+  for (auto& p : fit.points) {
+    p.fitted_extra_ms = (sol(0) + sol(1) * p.bytes) / 1e3;
+    sq += (p.fitted_extra_ms - p.measured_extra_ms) * (p.fitted_extra_ms - p.measured_extra_ms);
+  }
+  fit.rms_error_ms = std::sqrt(sq / static_cast<double>(fit.points.size()));
+  return fit;
 }
 
 }  // namespace kvsim::validation

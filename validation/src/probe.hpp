@@ -6,6 +6,10 @@
 //   cold_prefill  a prompt no earlier request shares (unique text): TTFT against prompt length
 //   cached_prefix the same prompt sent again right after: TTFT with the prefix cached (the
 //                 server reports cached_tokens)
+//   tier_hit      (with offload) the prompt once more after it was pushed out of the GPU KV cache
+//                 (POST /reset_prefix_cache, which vLLM offers in dev mode and which leaves
+//                 offloaded KV in place; else distinct prompts totalling more than the GPU's KV
+//                 tokens): TTFT with the prefix loaded back from the offload tier
 //   decode        b requests at once (b = 1, 2, 4, ...) of a given context, each generating
 //                 decode_tokens: TPOT = time per output token while b sequences decode
 // Step-time model fitted to them (microseconds; T = new tokens of the step, c = cached tokens
@@ -40,11 +44,13 @@ struct ProbeOptions {
   std::vector<std::int64_t> decode_contexts{64, 1024};
   std::int64_t decode_tokens = 32;
   int repeats = 2;
+  bool offload = false;             // measure tier_hit points
+  std::int64_t gpu_kv_tokens = 0;   // for the flood when the server has no /reset_prefix_cache
   std::function<void(const std::string&)> progress;
 };
 
 struct ProbePoint {
-  std::string kind;                        // cold_prefill | cached_prefix | decode
+  std::string kind;                        // cold_prefill | cached_prefix | tier_hit | decode
   std::int64_t prompt_tokens = 0;          // content tokens sent (per request)
   std::int64_t server_prompt_tokens = -1;  // usage.prompt_tokens
   std::int64_t cached_tokens = -1;         // usage cached_tokens
@@ -59,6 +65,7 @@ struct ProbeResult {
   std::string model;
   std::string tokenizer;
   std::int64_t decode_tokens = 0;
+  std::string tier_eviction;  // how tier_hit prompts left the GPU: reset_prefix_cache | flood
   std::vector<ProbePoint> points;
   std::vector<std::string> errors;
 };
@@ -87,5 +94,26 @@ ProbeFit fit_probe(const ProbeResult& probe);
 // The fit as fitted-model coefficients for a model with `num_layers` layers.
 models::FittedCoefficients probe_coefficients(const ProbeFit& fit, const ProbeResult& probe,
                                               int num_layers, const std::string& source);
+
+// The offload tier's load path fitted to the tier_hit points (Eigen least squares over the
+// prompt lengths): for each, t_tier - t_gpu_hit = latency + bytes / rate, t_gpu_hit the mean
+// cached_prefix TTFT at the same length, bytes = cached tokens (usage) x the model's KV bytes per
+// token.
+struct TierFit {
+  double latency_us = 0;
+  double bytes_per_s = 0;
+  double rms_error_ms = 0;  // of the fitted extra TTFT against the measured one
+  struct Point {
+    std::int64_t prompt_tokens;
+    double bytes;
+    double measured_extra_ms;
+    double fitted_extra_ms;
+  };
+  std::vector<Point> points;
+};
+// Throws InputError when there are fewer than 2 prompt lengths with tier_hit and cached_prefix
+// points, or the fit gives a rate <= 0 (no slower load than a GPU hit).
+TierFit fit_tier(const ProbeResult& probe, double kv_bytes_per_token);
+bool has_tier_points(const ProbeResult& probe);
 
 }  // namespace kvsim::validation

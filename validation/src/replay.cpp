@@ -203,6 +203,7 @@ void ReplayContext::handle(const StreamOutcome& o, bool report) {
     *journal_ << record_json(r) << '\n';
     journal_->flush();
   }
+  if (opts_.on_record) opts_.on_record(r);
   if (!o.ok) {
     progress("request " + std::to_string(p.submit_index) + " (" + p.spec.conversation_name +
              ", client " + std::to_string(p.spec.client_id) + ", " +

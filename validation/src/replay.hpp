@@ -39,6 +39,9 @@ struct ReplayOptions {
   std::string journal_path;   // records appended as JSON lines as they finish ("" = none)
   const std::atomic<bool>* stop = nullptr;  // set (e.g. from a SIGINT handler) to end early
   std::function<void(const std::string&)> progress;  // progress lines (the CLI prints them)
+  // Sees each record as its request ends (completion order), after the journal has it: e.g. a
+  // results database that commits it at once.
+  std::function<void(const ReplayRecord&)> on_record;
 };
 
 // Throws InputError for a workload it cannot drive or an unreachable tokenizer when one is

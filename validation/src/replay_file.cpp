@@ -103,6 +103,7 @@ std::string replay_json(const ReplayRun& run) {
   j["tokenizer"] = run.tokenizer;
   j["interrupted"] = run.interrupted;
   j["stop_reason"] = run.stop_reason;
+  if (!run.run_key.empty()) j["run_key"] = run.run_key;
   j["duration_s"] = run.duration_s;
   j["requests_sent"] = run.records.size();
   j["requests_failed"] = run.failed();
@@ -143,6 +144,7 @@ ReplayRun read_replay_json(const std::string& text, const std::string& file_name
   run.tokenizer = rd.get<std::string>(j, "tokenizer", "", "");
   run.interrupted = rd.get<bool>(j, "interrupted", "", false);
   run.stop_reason = rd.get<std::string>(j, "stop_reason", "", "");
+  run.run_key = rd.get<std::string>(j, "run_key", "", "");
   run.duration_s = rd.get<double>(j, "duration_s", "", 0);
   run.header_lines = rd.get<std::vector<std::string>>(j, "header_lines", "", {});
   for (const char* key : {"metrics_before", "metrics_after"}) {

@@ -46,6 +46,7 @@ struct ReplayRun {
   std::string tokenizer;  // how text was sized
   bool interrupted = false;
   std::string stop_reason;  // why the run ended early, empty when it ran to its end
+  std::string run_key;      // the run's key in a results database (kvsim replay --db), or empty
   double duration_s = 0;
   std::vector<std::string> header_lines;  // the workload's parameters (the benchmark's header)
   MetricValues metrics_before;            // /metrics before the first request (empty: none)

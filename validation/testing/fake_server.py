@@ -2,6 +2,7 @@
 """A fake OpenAI-compatible chat server for testing kvsim replay and probe (Python standard library).
 
     python3 fake_server.py [--port 0] [--mode ok] [--ttft-ms 5] [--prefill-us 20] [--token-ms 1]
+        [--tier-bytes-per-s 0] [--tier-latency-ms 0] [--kv-bytes-per-token 131072]
 
 Prints one line `listening on http://127.0.0.1:PORT` when ready. Endpoints: POST
 /v1/chat/completions (streamed Server-Sent Events like vLLM, or one JSON answer), POST /tokenize,
@@ -12,6 +13,11 @@ tokens to a prompt and 5 per message. The answer has exactly max_tokens tokens, 
 Prefix cache: cached_tokens is the longest prefix, in whole 16-token blocks, that the prompt
 shares with an earlier prompt or prompt + answer, never the whole prompt.
 Timing: first token after ttft_ms + prefill_us x uncached tokens, then token_ms per token.
+Offload tier (--tier-bytes-per-s R > 0): POST /reset_prefix_cache empties the GPU prefix cache
+and keeps what it held in the tier (as vLLM's reset leaves offloaded KV in place); a prefix
+found only in the tier costs tier_latency_ms + tokens x kv_bytes_per_token / R more before the
+first token, and is back in the GPU cache afterwards. Without a tier the reset just empties
+the cache.
 
 Modes (what the server does with each request attempt):
   ok          answer correctly
@@ -47,7 +53,8 @@ class State:
         self.lock = threading.Lock()
         self.attempts = 0
         self.seen_bodies = set()
-        self.prompts = []  # earlier prompt (+ answer) strings, for cached_tokens
+        self.prompts = []  # earlier prompt (+ answer) strings, for cached_tokens (GPU cache)
+        self.tier = []  # prompts moved out of the GPU cache by /reset_prefix_cache
         self.metrics = {"vllm:prefix_cache_queries_total": 0, "vllm:prefix_cache_hits_total": 0,
                         "vllm:prompt_tokens_total": 0, "vllm:generation_tokens_total": 0,
                         "vllm:num_preemptions_total": 0, "vllm:num_requests_running": 0,
@@ -68,17 +75,30 @@ class State:
                 return "http503"
             return mode
 
-    def cached(self, prompt):
+    @staticmethod
+    def longest(prompts, prompt):
         best = 0
-        with self.lock:
-            for p in self.prompts:
-                n = 0
-                limit = min(len(p), len(prompt))
-                while n < limit and p[n] == prompt[n]:
-                    n += 1
-                best = max(best, n)
+        for p in prompts:
+            n = 0
+            limit = min(len(p), len(prompt))
+            while n < limit and p[n] == prompt[n]:
+                n += 1
+            best = max(best, n)
         best = min(best, len(prompt) - 1)
         return max(0, best // BLOCK * BLOCK)
+
+    def cached(self, prompt):
+        """(tokens cached in all, of which loaded from the tier)"""
+        with self.lock:
+            gpu = self.longest(self.prompts, prompt)
+            tier = self.longest(self.tier, prompt) if self.args.tier_bytes_per_s > 0 else 0
+        return max(gpu, tier), max(0, tier - gpu)
+
+    def reset(self):
+        with self.lock:
+            if self.args.tier_bytes_per_s > 0:
+                self.tier.extend(self.prompts)
+            self.prompts = []
 
 
 def render(messages):
@@ -140,6 +160,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         raw = self.read_body()
+        if self.path == "/reset_prefix_cache":
+            self.state.reset()
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         try:
             body = json.loads(raw)
         except ValueError:
@@ -178,12 +204,14 @@ class Handler(BaseHTTPRequestHandler):
         prompt = render(messages)
         prompt_tokens = TEMPLATE_PROMPT + sum(TEMPLATE_PER_MESSAGE + len(m["content"].encode()) for m in messages)
         n_out = int(body.get("max_tokens") or 16)
-        cached = st.cached(prompt)
+        cached, from_tier = st.cached(prompt)
         with st.lock:
             st.metrics["vllm:num_requests_running"] += 1
         answer = "".join(chr(ord("a") + (i % 26)) for i in range(n_out))
         try:
             delay = args.ttft_ms / 1e3 + args.prefill_us / 1e6 * (len(prompt) - cached)
+            if from_tier > 0:
+                delay += args.tier_latency_ms / 1e3 + from_tier * args.kv_bytes_per_token / args.tier_bytes_per_s
             time.sleep(delay)
             stream = body.get("stream", False)
             if not stream:
@@ -254,6 +282,9 @@ def main():
     ap.add_argument("--ttft-ms", type=float, default=5.0)
     ap.add_argument("--prefill-us", type=float, default=20.0)
     ap.add_argument("--token-ms", type=float, default=1.0)
+    ap.add_argument("--tier-bytes-per-s", type=float, default=0.0, help="offload tier load rate (0: no tier)")
+    ap.add_argument("--tier-latency-ms", type=float, default=0.0)
+    ap.add_argument("--kv-bytes-per-token", type=float, default=131072.0)
     ap.add_argument("--no-tokenize", dest="tokenize", action="store_false")
     ap.add_argument("--served-model-name", default="fake-model")
     args = ap.parse_args()

@@ -1,0 +1,80 @@
+// kvsim probe --offload against the fake server's emulated offload tier, and the fit that
+// calibrate --measured makes of it: the fitted load rate and latency must be the emulation's.
+#include <gtest/gtest.h>
+
+#include "fake_server.hpp"
+#include "kvsim/core/error.hpp"
+#include "kvsim/models/fitted_model.hpp"
+#include "kvsim/validation/probe.hpp"
+
+namespace kvsim::validation {
+namespace {
+
+using testing::FakeServer;
+
+TEST(ProbeTier, FitsTheEmulatedTiersRateAndLatency) {
+  // The fake server loads a prefix found only in its tier at 4 GB/s after 3 ms, with 128 KiB of
+  // KV per token (Llama-3.1-8B); the GPU hit costs neither.
+  constexpr double kRate = 4e9, kLatencyMs = 3, kKvBytes = 131072;
+  FakeServer server({"--tier-bytes-per-s", "4e9", "--tier-latency-ms", "3", "--kv-bytes-per-token",
+                     "131072", "--prefill-us", "1", "--ttft-ms", "2"});
+  ProbeOptions o;
+  o.url = server.url();
+  o.model = "fake-model";
+  o.timeouts.first_token_s = 5;
+  o.prompt_tokens = {256, 768, 1536};
+  o.batch_sizes = {1};
+  o.decode_contexts = {64};
+  o.decode_tokens = 4;
+  o.repeats = 1;
+  o.offload = true;
+  const ProbeResult r = run_probe(o);
+  ASSERT_TRUE(r.errors.empty()) << r.errors.front();
+  EXPECT_EQ(r.tier_eviction, "reset_prefix_cache");
+  ASSERT_TRUE(has_tier_points(r));
+  for (const auto& p : r.points) {
+    // After the reset the whole prefix (whole blocks) comes back from the tier.
+    if (p.kind == "tier_hit") {
+      EXPECT_GE(p.cached_tokens, p.prompt_tokens - 32);
+    }
+  }
+  const TierFit fit = fit_tier(r, kKvBytes);
+  EXPECT_NEAR(fit.bytes_per_s, kRate, 0.15 * kRate);
+  EXPECT_NEAR(fit.latency_us / 1e3, kLatencyMs, 2.0);
+  EXPECT_LT(fit.rms_error_ms, 3.0);
+}
+
+TEST(ProbeTier, TooFewLengthsIsAnInputError) {
+  ProbeResult r;
+  r.points.push_back({"cached_prefix", 256, 260, 256, 1, 1, 5.0, 0});
+  r.points.push_back({"tier_hit", 256, 260, 256, 1, 1, 9.0, 0});
+  EXPECT_THROW(fit_tier(r, 131072), InputError);
+}
+
+// The fit on exact points, and its way into the deployment's profile (what calibrate --measured
+// writes): tier hits of 1,000 and 3,000 reused tokens at 65,536 KV bytes per token (65.536 MB
+// and 196.608 MB) that take 2 ms + bytes / 8 GB/s more than the GPU hit, i.e. 10.192 ms and
+// 26.576 ms, give back 8 GB/s and 2,000 us, and the profile's offload_tier reads them back.
+TEST(ProbeTier, ExactPointsGiveTheRateAndTravelInTheProfile) {
+  ProbeResult r;
+  r.model = "m";
+  for (const std::int64_t n : {1000, 3000}) {
+    const double extra_ms = 2.0 + static_cast<double>(n) * 65536.0 / 8e9 * 1e3;
+    r.points.push_back({"cached_prefix", n, n + 10, n, 1, 1, 4.0, 0});
+    r.points.push_back({"tier_hit", n, n + 10, n, 1, 1, 4.0 + extra_ms, 0});
+  }
+  const TierFit fit = fit_tier(r, 65536);
+  EXPECT_NEAR(fit.bytes_per_s, 8e9, 1e-6 * 8e9);
+  EXPECT_NEAR(fit.latency_us, 2000.0, 1e-6);
+  EXPECT_NEAR(fit.rms_error_ms, 0.0, 1e-9);
+
+  auto c = probe_coefficients(ProbeFit{}, r, 8, "probe.json");
+  c.offload_tier = models::MeasuredTier{fit.bytes_per_s, fit.latency_us};
+  const auto back = models::read_fitted_yaml(models::write_fitted_yaml(c), "fit.yaml");
+  ASSERT_TRUE(back.offload_tier.has_value());
+  EXPECT_EQ(back.offload_tier->load_bytes_per_s, fit.bytes_per_s);
+  EXPECT_EQ(back.offload_tier->latency_us, fit.latency_us);
+}
+
+}  // namespace
+}  // namespace kvsim::validation
