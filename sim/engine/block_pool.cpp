@@ -9,6 +9,7 @@ namespace kvsim::engine {
 BlockPool::BlockPool(std::int64_t num_blocks, bool enable_caching) : enable_caching_(enable_caching) {
   KVSIM_ASSERT(num_blocks >= 2, "a block pool needs the null block and at least one more");
   blocks_.resize(static_cast<std::size_t>(num_blocks));
+  watch_.assign(static_cast<std::size_t>(num_blocks), 0);
   // vLLM: all blocks start in the free queue in id order; the null block (id 0) is popped first.
   for (BlockId i = 1; i < static_cast<BlockId>(num_blocks); ++i) push_tail(i);
   at(0).ref_cnt = 1;
@@ -47,6 +48,7 @@ void BlockPool::unlink(BlockId id) {
 void BlockPool::evict_hash(BlockId id) {
   Block& b = at(id);
   if (!b.cached) return;
+  if (watch_[static_cast<std::size_t>(id)] > 0) ++shrink_version_;
   const BlockId first = cached_.find(b.hash);
   KVSIM_ASSERT(first != FlatHashMap::kNone, "cached block missing from the hash map");
   if (first == id) {
@@ -102,6 +104,7 @@ void BlockPool::cache_block(BlockId id, std::uint64_t hash) {
   b.dup_next = kNoBlock;
   ++num_cached_;
   const BlockId first = cached_.try_emplace(hash, id);
+  if (first == id) ++grow_version_;
   if (first != id) {
     BlockId cur = first;
     while (at(cur).dup_next != kNoBlock) cur = at(cur).dup_next;

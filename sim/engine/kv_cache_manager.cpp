@@ -16,18 +16,42 @@ KvCacheManager::KvCacheManager(std::int64_t num_blocks, int block_size, bool ena
       enable_caching_(enable_caching),
       max_model_len_(max_model_len) {}
 
-std::int64_t KvCacheManager::find_longest_cache_hit(const Request& req, std::vector<BlockId>& hits) const {
+std::int64_t KvCacheManager::find_longest_cache_hit(const Request& req, std::vector<BlockId>& hits, bool memo) {
   hits.clear();
   if (!enable_caching_) return 0;
   const std::int64_t max_hit_tokens = req.num_tokens() - 1;
   const std::int64_t max_blocks =
       std::min<std::int64_t>(max_hit_tokens / block_size_, static_cast<std::int64_t>(req.block_hashes.size()));
-  for (std::int64_t i = 0; i < max_blocks; ++i) {
+  auto& m = req.hit_memo;
+  if (memo && m.valid && m.shrink == pool_.shrink_version() && m.num_tokens == req.num_tokens()) {
+    hits = m.blocks;
+    if (m.grow == pool_.grow_version()) return static_cast<std::int64_t>(hits.size()) * block_size_;
+  } else if (memo) {
+    forget_hit(req);
+  }
+  const std::size_t from = hits.size();
+  for (auto i = static_cast<std::int64_t>(from); i < max_blocks; ++i) {
     const BlockId b = pool_.lookup(req.block_hashes[static_cast<std::size_t>(i)]);
     if (b == kNoBlock) break;
     hits.push_back(b);
   }
+  if (memo) {
+    for (std::size_t i = from; i < hits.size(); ++i) pool_.watch(hits[i]);
+    m.valid = true;
+    m.num_tokens = req.num_tokens();
+    m.grow = pool_.grow_version();
+    m.shrink = pool_.shrink_version();
+    m.blocks = hits;
+  }
   return static_cast<std::int64_t>(hits.size()) * block_size_;
+}
+
+void KvCacheManager::forget_hit(const Request& req) {
+  auto& m = req.hit_memo;
+  if (!m.valid) return;
+  for (const BlockId b : m.blocks) pool_.unwatch(b);
+  m.valid = false;
+  m.blocks.clear();
 }
 
 bool KvCacheManager::allocate_slots(Request& req, std::int64_t num_new_tokens,

@@ -17,7 +17,11 @@ class KvCacheManager {
   // get_computed_blocks(): the longest run of cached blocks from the start of the request's
   // hashes, at most (num_tokens - 1) // block_size blocks ("When all tokens hit the cache, we
   // must recompute the last token to obtain logits"). Fills `hits`; returns the hit tokens.
-  std::int64_t find_longest_cache_hit(const Request& req, std::vector<BlockId>& hits) const;
+  // With `memo` (an exact fast path), a waiting request looked up again reuses its last answer
+  // while no block it found was evicted, and resumes the walk where it stopped when new blocks
+  // were cached since; forget_hit() drops the memo.
+  std::int64_t find_longest_cache_hit(const Request& req, std::vector<BlockId>& hits, bool memo = false);
+  void forget_hit(const Request& req);
 
   // allocate_slots(): room for num_new_tokens more tokens after the computed ones and the new
   // hits; false (and no change) if the free queue cannot supply the blocks. On success the hit
