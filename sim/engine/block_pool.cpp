@@ -78,13 +78,17 @@ void BlockPool::get_new_blocks(std::int64_t n, std::vector<BlockId>& out) {
     Block& b = at(id);
     KVSIM_ASSERT(b.ref_cnt == 0, "a block in the free queue had references");
     b.ref_cnt = 1;
+    watched_free_ -= watch_[static_cast<std::size_t>(id)];
     out.push_back(id);
   }
 }
 
 void BlockPool::touch(BlockId id) {
   Block& b = at(id);
-  if (b.ref_cnt == 0 && id != 0) unlink(id);
+  if (b.ref_cnt == 0 && id != 0) {
+    unlink(id);
+    watched_free_ -= watch_[static_cast<std::size_t>(id)];
+  }
   ++b.ref_cnt;
 }
 
@@ -92,7 +96,10 @@ void BlockPool::free_block(BlockId id) {
   Block& b = at(id);
   KVSIM_ASSERT(b.ref_cnt > 0, "freeing a block with no references");
   --b.ref_cnt;
-  if (b.ref_cnt == 0 && id != 0) push_tail(id);
+  if (b.ref_cnt == 0 && id != 0) {
+    push_tail(id);
+    watched_free_ += watch_[static_cast<std::size_t>(id)];
+  }
 }
 
 void BlockPool::cache_block(BlockId id, std::uint64_t hash) {

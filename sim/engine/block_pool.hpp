@@ -52,8 +52,17 @@ class BlockPool {
   // watched blocks (blocks some memoized lookup returned; watch counts per block).
   std::uint64_t grow_version() const { return grow_version_; }
   std::uint64_t shrink_version() const { return shrink_version_; }
-  void watch(BlockId id) { ++watch_[static_cast<std::size_t>(id)]; }
-  void unwatch(BlockId id) { --watch_[static_cast<std::size_t>(id)]; }
+  void watch(BlockId id) {
+    ++watch_[static_cast<std::size_t>(id)];
+    if (at(id).ref_cnt == 0) ++watched_free_;
+  }
+  void unwatch(BlockId id) {
+    --watch_[static_cast<std::size_t>(id)];
+    if (at(id).ref_cnt == 0) --watched_free_;
+  }
+  // Sum over blocks of (watch count) x (ref_cnt == 0): with one memoized lookup, how many of
+  // the blocks it found sit in the free queue.
+  std::int64_t watched_free() const { return watched_free_; }
 
  private:
   struct Block {
@@ -82,6 +91,7 @@ class BlockPool {
   std::vector<std::int32_t> watch_;
   std::uint64_t grow_version_ = 0;
   std::uint64_t shrink_version_ = 0;
+  std::int64_t watched_free_ = 0;
 };
 
 }  // namespace kvsim::engine

@@ -8,7 +8,27 @@
 #include <cstdint>
 #include <vector>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace kvsim::engine {
+
+// Large arrays read at random (hash tables, tier entries): back them with 2 MiB pages where the
+// kernel allows it (transparent huge pages in madvise mode), which saves a TLB miss on most
+// accesses. Call before the memory is first touched. Changes only speed.
+inline void advise_huge_pages(void* p, std::size_t bytes) {
+#if defined(__linux__)
+  constexpr std::uintptr_t kHuge = std::uintptr_t{1} << 21;
+  if (bytes < 2 * kHuge) return;
+  const auto begin = (reinterpret_cast<std::uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  const auto end = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(kHuge - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
 
 class FlatHashMap {
  public:
@@ -142,6 +162,8 @@ class FlatHashMap {
     std::vector<Cell> old;
     old.swap(cells_);
     const std::size_t n = old.empty() ? 16 : old.size() * 2;
+    cells_.reserve(n);
+    advise_huge_pages(cells_.data(), n * sizeof(Cell));
     cells_.assign(n, Cell{});
     mask_ = n - 1;
     size_ = 0;

@@ -37,6 +37,7 @@ std::int64_t KvCacheManager::find_longest_cache_hit(const Request& req, std::vec
   }
   if (memo) {
     for (std::size_t i = from; i < hits.size(); ++i) pool_.watch(hits[i]);
+    if (!m.valid) ++valid_memos_;
     m.valid = true;
     m.num_tokens = req.num_tokens();
     m.grow = pool_.grow_version();
@@ -50,6 +51,7 @@ void KvCacheManager::forget_hit(const Request& req) {
   auto& m = req.hit_memo;
   if (!m.valid) return;
   for (const BlockId b : m.blocks) pool_.unwatch(b);
+  --valid_memos_;
   m.valid = false;
   m.blocks.clear();
 }
@@ -63,10 +65,7 @@ bool KvCacheManager::allocate_slots(Request& req, std::int64_t num_new_tokens,
   const auto held = static_cast<std::int64_t>(req.blocks.size());
   const auto hits = static_cast<std::int64_t>(new_computed_blocks.size());
   const std::int64_t num_new_blocks = std::max<std::int64_t>(required - held - hits, 0);
-  // Hit blocks with no other user sit in the free queue: touching them takes them out of it.
-  std::int64_t evictable_hits = 0;
-  for (BlockId b : new_computed_blocks) evictable_hits += pool_.ref_cnt(b) == 0 ? 1 : 0;
-  if (num_new_blocks + evictable_hits > pool_.num_free_blocks()) return false;
+  if (!fits(req, num_new_blocks, new_computed_blocks)) return false;
 
   for (BlockId b : new_computed_blocks) {
     pool_.touch(b);
@@ -89,9 +88,28 @@ bool KvCacheManager::can_allocate(const Request& req, std::int64_t num_new_token
   const auto held = static_cast<std::int64_t>(req.blocks.size());
   const auto hits = static_cast<std::int64_t>(new_computed_blocks.size());
   const std::int64_t num_new_blocks = std::max<std::int64_t>(required - held - hits, 0);
-  std::int64_t evictable_hits = 0;
-  for (BlockId b : new_computed_blocks) evictable_hits += pool_.ref_cnt(b) == 0 ? 1 : 0;
-  return num_new_blocks + evictable_hits <= pool_.num_free_blocks();
+  return fits(req, num_new_blocks, new_computed_blocks);
+}
+
+bool KvCacheManager::fits(const Request& req, std::int64_t num_new_blocks, const std::vector<BlockId>& hits) const {
+  // Hit blocks with no other user sit in the free queue: touching them takes them out of it.
+  // The count of those lies in [0, hits], so the answer is often known without it; and when
+  // the hits are those of the one memoized lookup, the pool keeps the count.
+  const std::int64_t free = pool_.num_free_blocks();
+  if (num_new_blocks > free) return false;
+  if (num_new_blocks + static_cast<std::int64_t>(hits.size()) <= free) return true;
+  auto count = [&] {
+    std::int64_t evictable_hits = 0;
+    for (BlockId b : hits) evictable_hits += pool_.ref_cnt(b) == 0 ? 1 : 0;
+    return evictable_hits;
+  };
+  if (valid_memos_ == 1 && req.hit_memo.valid && req.hit_memo.blocks.size() == hits.size()) {
+#ifndef NDEBUG
+    KVSIM_ASSERT(pool_.watched_free() == count(), "the pool's count of free watched blocks is out of step");
+#endif
+    return num_new_blocks + pool_.watched_free() <= free;
+  }
+  return num_new_blocks + count() <= free;
 }
 
 void KvCacheManager::cache_full_blocks(Request& req, std::int64_t num_tokens) {

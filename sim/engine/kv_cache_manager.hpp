@@ -50,10 +50,15 @@ class KvCacheManager {
   bool caching() const { return enable_caching_; }
 
  private:
+  // The admission test: `num_new_blocks` fresh blocks plus the hit blocks that sit in the free
+  // queue fit in the free queue.
+  bool fits(const Request& req, std::int64_t num_new_blocks, const std::vector<BlockId>& hits) const;
+
   BlockPool pool_;
   int block_size_;
   bool enable_caching_;
   std::int64_t max_model_len_;
+  int valid_memos_ = 0;  // requests with a valid hit memo (watching blocks in the pool)
 };
 
 }  // namespace kvsim::engine

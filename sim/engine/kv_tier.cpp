@@ -10,6 +10,11 @@ namespace kvsim::engine {
 KvTier::KvTier(std::string name, std::int64_t capacity_chunks, EvictionPolicy policy)
     : name_(std::move(name)), capacity_(capacity_chunks), policy_(policy) {
   KVSIM_ASSERT(capacity_ >= 1, "tier '" + name_ + "' needs room for at least one chunk");
+  // Entries are read at random: reserve them once (up to 4M; pages are touched only as used)
+  // on huge pages.
+  const auto reserve = static_cast<std::size_t>(std::min<std::int64_t>(capacity_, std::int64_t{1} << 22));
+  entries_.reserve(reserve);
+  advise_huge_pages(entries_.data(), reserve * sizeof(Entry));
 }
 
 void KvTier::push_mru(std::int32_t e, List l) {
@@ -104,6 +109,8 @@ bool KvTier::evict_one() {
   const List from = x.list;
   unlink(victim);
   index_.erase(x.hash);
+  // The next victim is likely the new head of the list: bring its index slot into cache.
+  if (const std::int32_t next = list(from).head; next >= 0) index_.prefetch(entries_[static_cast<std::size_t>(next)].hash);
   --ready_;
   ++stats_.evictions;
   shrunk(x.hash);
@@ -214,7 +221,12 @@ void KvTier::unpin(std::uint64_t hash) {
 }
 
 void KvTier::touch(std::span<const std::uint64_t> hashes) {
-  for (auto h = hashes.rbegin(); h != hashes.rend(); ++h) {
+  constexpr std::size_t kAhead = 8;
+  const std::size_t n = hashes.size();
+  for (std::size_t i = 0; i < std::min(kAhead, n); ++i) index_.prefetch(hashes[n - 1 - i]);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) index_.prefetch(hashes[n - 1 - i - kAhead]);
+    const std::uint64_t* h = &hashes[n - 1 - i];
     const std::int32_t e = index_.find(*h);
     if (e == FlatHashMap::kNone) continue;
     unlink(e);

@@ -43,7 +43,7 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
     return -1;
   }
   // Walks over a request's chunks look ahead this far, so the index lookups overlap.
-  static constexpr std::int64_t kLookahead = 8;
+  static constexpr std::int64_t kLookahead = 16;
   void prefetch(const Request& r, std::int64_t chunk, std::int64_t last) const {
     if (chunk >= last) return;
     const std::uint64_t h = key(r, chunk);
