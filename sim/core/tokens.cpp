@@ -35,15 +35,24 @@ void append_tokens(TokenSequence& seq, std::uint64_t content_id, std::int64_t le
   seq.push_back(TokenSegment{content_id, offset, length});
 }
 
-std::vector<std::uint64_t> block_hashes(const TokenSequence& seq, std::int64_t block_size, std::uint64_t salt) {
-  std::vector<std::uint64_t> out;
-  if (block_size <= 0) return out;
-  out.reserve(static_cast<std::size_t>(total_tokens(seq) / block_size));
-  std::uint64_t parent = mix(0x6b7673696dULL, salt);
-  std::uint64_t h = parent;
+namespace {
+
+// Hashes the full blocks of `seq` from block `first_block` on, appending to `out`, which holds
+// the hashes of blocks [0, first_block) already.
+void hash_blocks_from(const TokenSequence& seq, std::int64_t block_size, std::uint64_t salt,
+                      std::int64_t first_block, std::vector<std::uint64_t>& out) {
+  std::uint64_t h = mix(0x6b7673696dULL, salt);
+  if (first_block > 0) h = mix(out[static_cast<std::size_t>(first_block - 1)], 0x626c6bULL);
+  std::int64_t skip = first_block * block_size;  // tokens already covered
   std::int64_t filled = 0;
   for (const auto& s : seq) {
     std::int64_t pos = 0;
+    if (skip >= s.length) {
+      skip -= s.length;
+      continue;
+    }
+    pos = skip;
+    skip = 0;
     while (pos < s.length) {
       const std::int64_t take = std::min(block_size - filled, s.length - pos);
       // A piece of a block: which stream, where in it, how long.
@@ -52,14 +61,68 @@ std::vector<std::uint64_t> block_hashes(const TokenSequence& seq, std::int64_t b
       filled += take;
       pos += take;
       if (filled == block_size) {
-        parent = h;
         out.push_back(h);
         filled = 0;
-        h = mix(parent, 0x626c6bULL);
+        h = mix(h, 0x626c6bULL);
       }
     }
   }
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> block_hashes(const TokenSequence& seq, std::int64_t block_size, std::uint64_t salt) {
+  std::vector<std::uint64_t> out;
+  if (block_size <= 0) return out;
+  out.reserve(static_cast<std::size_t>(total_tokens(seq) / block_size));
+  hash_blocks_from(seq, block_size, salt, 0, out);
   return out;
+}
+
+std::int64_t common_prefix_tokens(const TokenSequence& a, const TokenSequence& b) {
+  std::int64_t n = 0;
+  std::size_t i = 0;
+  for (; i < a.size() && i < b.size() && a[i] == b[i]; ++i) n += a[i].length;
+  // The first differing segments still share tokens when they read one stream from one offset.
+  if (i < a.size() && i < b.size() && a[i].content_id == b[i].content_id && a[i].offset == b[i].offset) {
+    n += std::min(a[i].length, b[i].length);
+  }
+  return n;
+}
+
+std::vector<std::uint64_t> block_hashes_reusing(const TokenSequence& seq, std::int64_t block_size,
+                                                const TokenSequence& prev_seq,
+                                                const std::vector<std::uint64_t>& prev_hashes, std::uint64_t salt) {
+  std::vector<std::uint64_t> out;
+  if (block_size <= 0) return out;
+  out.reserve(static_cast<std::size_t>(total_tokens(seq) / block_size));
+  const std::int64_t shared = std::min<std::int64_t>(common_prefix_tokens(seq, prev_seq) / block_size,
+                                                     static_cast<std::int64_t>(prev_hashes.size()));
+  out.assign(prev_hashes.begin(), prev_hashes.begin() + shared);
+  hash_blocks_from(seq, block_size, salt, shared, out);
+  return out;
+}
+
+BlockHashCache::BlockHashCache(std::int64_t block_size, std::size_t capacity)
+    : block_size_(block_size), capacity_(std::max<std::size_t>(capacity, 1)) {}
+
+std::vector<std::uint64_t> BlockHashCache::hashes(std::int64_t key, const TokenSequence& seq) {
+  if (key < 0) return block_hashes(seq, block_size_);
+  auto it = by_key_.find(key);
+  if (it == by_key_.end()) {
+    if (items_.size() >= capacity_) {
+      by_key_.erase(items_.back().key);
+      items_.pop_back();
+    }
+    items_.push_front(Item{key, {}, {}});
+    it = by_key_.emplace(key, items_.begin()).first;
+  } else {
+    items_.splice(items_.begin(), items_, it->second);
+  }
+  Item& item = *it->second;
+  item.hashes = block_hashes_reusing(seq, block_size_, item.seq, item.hashes);
+  item.seq = seq;
+  return item.hashes;
 }
 
 std::uint64_t content_id(ContentKind kind, std::uint64_t a, std::uint64_t b, std::uint64_t c) {

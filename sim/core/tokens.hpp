@@ -5,6 +5,8 @@
 // tokens, so shared system prompts, conversation history and trace hash blocks all produce the
 // same block hash chains, and prefix sharing falls out of hashing as it does in vLLM.
 #include <cstdint>
+#include <list>
+#include <unordered_map>
 #include <vector>
 
 namespace kvsim {
@@ -29,6 +31,38 @@ void append_tokens(TokenSequence& seq, std::uint64_t content_id, std::int64_t le
 // hash[i] = mix(hash[i-1], tokens of block i). Equal prefixes give equal hash prefixes.
 std::vector<std::uint64_t> block_hashes(const TokenSequence& seq, std::int64_t block_size,
                                         std::uint64_t salt = 0);
+
+// Tokens at the start of `a` and `b` that are the same tokens (segment by segment).
+std::int64_t common_prefix_tokens(const TokenSequence& a, const TokenSequence& b);
+
+// block_hashes(seq), taking the hashes of the blocks `seq` shares with `prev_seq` from
+// `prev_hashes` (block_hashes(prev_seq) with the same block size and salt) instead of hashing
+// them again: a conversation's next turn re-hashes only its new blocks. Same result.
+std::vector<std::uint64_t> block_hashes_reusing(const TokenSequence& seq, std::int64_t block_size,
+                                                const TokenSequence& prev_seq,
+                                                const std::vector<std::uint64_t>& prev_hashes,
+                                                std::uint64_t salt = 0);
+
+// Remembers, per key (a conversation), the last sequence hashed and its block hashes, so the
+// key's next sequence re-hashes only its new blocks (block_hashes_reusing). Holds at most
+// `capacity` keys, dropping the least recently used; it changes only the work, never a hash.
+class BlockHashCache {
+ public:
+  explicit BlockHashCache(std::int64_t block_size, std::size_t capacity = 1024);
+  // block_hashes(seq, block_size); key < 0 is never cached.
+  std::vector<std::uint64_t> hashes(std::int64_t key, const TokenSequence& seq);
+
+ private:
+  struct Item {
+    std::int64_t key = 0;
+    TokenSequence seq;
+    std::vector<std::uint64_t> hashes;
+  };
+  std::int64_t block_size_;
+  std::size_t capacity_;
+  std::list<Item> items_;  // most recently used first
+  std::unordered_map<std::int64_t, std::list<Item>::iterator> by_key_;
+};
 
 // Content ids for distinct kinds of token streams, so that ids never collide across kinds.
 enum class ContentKind : std::uint8_t {

@@ -9,6 +9,7 @@ namespace kvsim::engine {
 BlockPool::BlockPool(std::int64_t num_blocks, bool enable_caching) : enable_caching_(enable_caching) {
   KVSIM_ASSERT(num_blocks >= 2, "a block pool needs the null block and at least one more");
   blocks_.resize(static_cast<std::size_t>(num_blocks));
+  watch_.assign(static_cast<std::size_t>(num_blocks), 0);
   // vLLM: all blocks start in the free queue in id order; the null block (id 0) is popped first.
   for (BlockId i = 1; i < static_cast<BlockId>(num_blocks); ++i) push_tail(i);
   at(0).ref_cnt = 1;
@@ -47,6 +48,7 @@ void BlockPool::unlink(BlockId id) {
 void BlockPool::evict_hash(BlockId id) {
   Block& b = at(id);
   if (!b.cached) return;
+  if (watch_[static_cast<std::size_t>(id)] > 0) ++shrink_version_;
   const BlockId first = cached_.find(b.hash);
   KVSIM_ASSERT(first != FlatHashMap::kNone, "cached block missing from the hash map");
   if (first == id) {
@@ -76,13 +78,17 @@ void BlockPool::get_new_blocks(std::int64_t n, std::vector<BlockId>& out) {
     Block& b = at(id);
     KVSIM_ASSERT(b.ref_cnt == 0, "a block in the free queue had references");
     b.ref_cnt = 1;
+    watched_free_ -= watch_[static_cast<std::size_t>(id)];
     out.push_back(id);
   }
 }
 
 void BlockPool::touch(BlockId id) {
   Block& b = at(id);
-  if (b.ref_cnt == 0 && id != 0) unlink(id);
+  if (b.ref_cnt == 0 && id != 0) {
+    unlink(id);
+    watched_free_ -= watch_[static_cast<std::size_t>(id)];
+  }
   ++b.ref_cnt;
 }
 
@@ -90,7 +96,10 @@ void BlockPool::free_block(BlockId id) {
   Block& b = at(id);
   KVSIM_ASSERT(b.ref_cnt > 0, "freeing a block with no references");
   --b.ref_cnt;
-  if (b.ref_cnt == 0 && id != 0) push_tail(id);
+  if (b.ref_cnt == 0 && id != 0) {
+    push_tail(id);
+    watched_free_ += watch_[static_cast<std::size_t>(id)];
+  }
 }
 
 void BlockPool::cache_block(BlockId id, std::uint64_t hash) {
@@ -102,6 +111,7 @@ void BlockPool::cache_block(BlockId id, std::uint64_t hash) {
   b.dup_next = kNoBlock;
   ++num_cached_;
   const BlockId first = cached_.try_emplace(hash, id);
+  if (first == id) ++grow_version_;
   if (first != id) {
     BlockId cur = first;
     while (at(cur).dup_next != kNoBlock) cur = at(cur).dup_next;

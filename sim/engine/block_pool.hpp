@@ -47,6 +47,23 @@ class BlockPool {
   std::vector<BlockId> free_queue_order() const;
   std::int64_t evictions() const { return evictions_; }
 
+  // Change counters for memoized prefix lookups (an exact fast path): grow_version() counts new
+  // hashes entering the cache (a lookup run can only lengthen); shrink_version() evictions of
+  // watched blocks (blocks some memoized lookup returned; watch counts per block).
+  std::uint64_t grow_version() const { return grow_version_; }
+  std::uint64_t shrink_version() const { return shrink_version_; }
+  void watch(BlockId id) {
+    ++watch_[static_cast<std::size_t>(id)];
+    if (at(id).ref_cnt == 0) ++watched_free_;
+  }
+  void unwatch(BlockId id) {
+    --watch_[static_cast<std::size_t>(id)];
+    if (at(id).ref_cnt == 0) --watched_free_;
+  }
+  // Sum over blocks of (watch count) x (ref_cnt == 0): with one memoized lookup, how many of
+  // the blocks it found sit in the free queue.
+  std::int64_t watched_free() const { return watched_free_; }
+
  private:
   struct Block {
     BlockId prev = kNoBlock;  // free-queue links; kNoBlock at the ends
@@ -71,6 +88,10 @@ class BlockPool {
   std::int64_t evictions_ = 0;
   bool enable_caching_;
   FlatHashMap cached_;  // hash -> first block of its dup chain
+  std::vector<std::int32_t> watch_;
+  std::uint64_t grow_version_ = 0;
+  std::uint64_t shrink_version_ = 0;
+  std::int64_t watched_free_ = 0;
 };
 
 }  // namespace kvsim::engine

@@ -35,6 +35,8 @@ class ConnectorHooks {
   // A match() that found tokens was not followed by start_load() (no blocks for the request):
   // the connector drops what it held for it (LMCache's lookup pins its chunks).
   virtual void release_match(const Request& r) { (void)r; }
+  // The request left the waiting queue (or the engine): what match() memoized for it goes.
+  virtual void forget(const Request& r) { (void)r; }
   virtual bool request_finished(const Request& r) = 0;
   // Whether stores cover prompt blocks only (vLLM offload_prompt_only, default true).
   virtual bool prompt_only() const = 0;

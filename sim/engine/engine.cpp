@@ -141,7 +141,7 @@ void Engine::schedule_pass(Plan& plan) {
       std::int64_t hit_tokens = 0;
       hit_scratch_.clear();
       if (r.num_computed == 0 && kv_.caching()) {
-        hit_tokens = kv_.find_longest_cache_hit(r, hit_scratch_);
+        hit_tokens = kv_.find_longest_cache_hit(r, hit_scratch_, fast_paths_);
         // PrefixCacheStats are recorded at every lookup (vLLM 0.11-0.19 kv_cache_manager.py
         // get_computed_blocks), so a request blocked at the head of the queue is counted again
         // each step; resumed (preempted) requests are counted apart.
@@ -174,6 +174,7 @@ void Engine::schedule_pass(Plan& plan) {
             if (running_.empty()) admit_loaded_behind_head(plan, budget);
             break;
           }
+          left_waiting(r);
           waiting_.pop_front();
           running_.push_back(s);
           r.external_tokens = *external;
@@ -207,6 +208,7 @@ void Engine::schedule_pass(Plan& plan) {
           counters_.external_hit_tokens += *external;
           ++counters_.external_loads;
           connector_->start_load(r, hit_tokens, *external, now_);
+          left_waiting(r);
           waiting_.pop_front();
           skipped_.push_back(s);
           continue;
@@ -223,6 +225,7 @@ void Engine::schedule_pass(Plan& plan) {
         if (running_.empty()) admit_loaded_behind_head(plan, budget);
         break;
       }
+      left_waiting(r);
       waiting_.pop_front();
       running_.push_back(s);
       if (r.num_cached_tokens < 0) r.num_cached_tokens = hit_tokens;
@@ -441,8 +444,14 @@ void Engine::finish(Slot s, SimTime now) {
   release(s);
 }
 
+void Engine::left_waiting(Request& r) {
+  if (connector_ != nullptr) connector_->forget(r);
+  kv_.forget_hit(r);
+}
+
 void Engine::release(Slot s) {
   Request& r = req(s);
+  left_waiting(r);
   kv_.free(r);
   slot_of_.erase(r.id);
   r.block_hashes.clear();

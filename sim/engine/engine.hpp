@@ -160,6 +160,8 @@ class Engine {
   void preempt(Slot s);
   void finish(Slot s, SimTime now);
   void release(Slot s);
+  // The request leaves the waiting queue: lookups memoized for it while it waited are dropped.
+  void left_waiting(Request& r);
   void store_new_blocks(Request& r, SimTime now);
 
   // The waiting request `r` (nothing computed, GPU hit `hit_tokens` in hit_scratch_) cannot be

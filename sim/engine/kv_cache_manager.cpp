@@ -16,18 +16,44 @@ KvCacheManager::KvCacheManager(std::int64_t num_blocks, int block_size, bool ena
       enable_caching_(enable_caching),
       max_model_len_(max_model_len) {}
 
-std::int64_t KvCacheManager::find_longest_cache_hit(const Request& req, std::vector<BlockId>& hits) const {
+std::int64_t KvCacheManager::find_longest_cache_hit(const Request& req, std::vector<BlockId>& hits, bool memo) {
   hits.clear();
   if (!enable_caching_) return 0;
   const std::int64_t max_hit_tokens = req.num_tokens() - 1;
   const std::int64_t max_blocks =
       std::min<std::int64_t>(max_hit_tokens / block_size_, static_cast<std::int64_t>(req.block_hashes.size()));
-  for (std::int64_t i = 0; i < max_blocks; ++i) {
+  auto& m = req.hit_memo;
+  if (memo && m.valid && m.shrink == pool_.shrink_version() && m.num_tokens == req.num_tokens()) {
+    hits = m.blocks;
+    if (m.grow == pool_.grow_version()) return static_cast<std::int64_t>(hits.size()) * block_size_;
+  } else if (memo) {
+    forget_hit(req);
+  }
+  const std::size_t from = hits.size();
+  for (auto i = static_cast<std::int64_t>(from); i < max_blocks; ++i) {
     const BlockId b = pool_.lookup(req.block_hashes[static_cast<std::size_t>(i)]);
     if (b == kNoBlock) break;
     hits.push_back(b);
   }
+  if (memo) {
+    for (std::size_t i = from; i < hits.size(); ++i) pool_.watch(hits[i]);
+    if (!m.valid) ++valid_memos_;
+    m.valid = true;
+    m.num_tokens = req.num_tokens();
+    m.grow = pool_.grow_version();
+    m.shrink = pool_.shrink_version();
+    m.blocks = hits;
+  }
   return static_cast<std::int64_t>(hits.size()) * block_size_;
+}
+
+void KvCacheManager::forget_hit(const Request& req) {
+  auto& m = req.hit_memo;
+  if (!m.valid) return;
+  for (const BlockId b : m.blocks) pool_.unwatch(b);
+  --valid_memos_;
+  m.valid = false;
+  m.blocks.clear();
 }
 
 bool KvCacheManager::allocate_slots(Request& req, std::int64_t num_new_tokens,
@@ -39,10 +65,7 @@ bool KvCacheManager::allocate_slots(Request& req, std::int64_t num_new_tokens,
   const auto held = static_cast<std::int64_t>(req.blocks.size());
   const auto hits = static_cast<std::int64_t>(new_computed_blocks.size());
   const std::int64_t num_new_blocks = std::max<std::int64_t>(required - held - hits, 0);
-  // Hit blocks with no other user sit in the free queue: touching them takes them out of it.
-  std::int64_t evictable_hits = 0;
-  for (BlockId b : new_computed_blocks) evictable_hits += pool_.ref_cnt(b) == 0 ? 1 : 0;
-  if (num_new_blocks + evictable_hits > pool_.num_free_blocks()) return false;
+  if (!fits(req, num_new_blocks, new_computed_blocks)) return false;
 
   for (BlockId b : new_computed_blocks) {
     pool_.touch(b);
@@ -65,9 +88,28 @@ bool KvCacheManager::can_allocate(const Request& req, std::int64_t num_new_token
   const auto held = static_cast<std::int64_t>(req.blocks.size());
   const auto hits = static_cast<std::int64_t>(new_computed_blocks.size());
   const std::int64_t num_new_blocks = std::max<std::int64_t>(required - held - hits, 0);
-  std::int64_t evictable_hits = 0;
-  for (BlockId b : new_computed_blocks) evictable_hits += pool_.ref_cnt(b) == 0 ? 1 : 0;
-  return num_new_blocks + evictable_hits <= pool_.num_free_blocks();
+  return fits(req, num_new_blocks, new_computed_blocks);
+}
+
+bool KvCacheManager::fits(const Request& req, std::int64_t num_new_blocks, const std::vector<BlockId>& hits) const {
+  // Hit blocks with no other user sit in the free queue: touching them takes them out of it.
+  // The count of those lies in [0, hits], so the answer is often known without it; and when
+  // the hits are those of the one memoized lookup, the pool keeps the count.
+  const std::int64_t free = pool_.num_free_blocks();
+  if (num_new_blocks > free) return false;
+  if (num_new_blocks + static_cast<std::int64_t>(hits.size()) <= free) return true;
+  auto count = [&] {
+    std::int64_t evictable_hits = 0;
+    for (BlockId b : hits) evictable_hits += pool_.ref_cnt(b) == 0 ? 1 : 0;
+    return evictable_hits;
+  };
+  if (valid_memos_ == 1 && req.hit_memo.valid && req.hit_memo.blocks.size() == hits.size()) {
+#ifndef NDEBUG
+    KVSIM_ASSERT(pool_.watched_free() == count(), "the pool's count of free watched blocks is out of step");
+#endif
+    return num_new_blocks + pool_.watched_free() <= free;
+  }
+  return num_new_blocks + count() <= free;
 }
 
 void KvCacheManager::cache_full_blocks(Request& req, std::int64_t num_tokens) {

@@ -17,7 +17,11 @@ class KvCacheManager {
   // get_computed_blocks(): the longest run of cached blocks from the start of the request's
   // hashes, at most (num_tokens - 1) // block_size blocks ("When all tokens hit the cache, we
   // must recompute the last token to obtain logits"). Fills `hits`; returns the hit tokens.
-  std::int64_t find_longest_cache_hit(const Request& req, std::vector<BlockId>& hits) const;
+  // With `memo` (an exact fast path), a waiting request looked up again reuses its last answer
+  // while no block it found was evicted, and resumes the walk where it stopped when new blocks
+  // were cached since; forget_hit() drops the memo.
+  std::int64_t find_longest_cache_hit(const Request& req, std::vector<BlockId>& hits, bool memo = false);
+  void forget_hit(const Request& req);
 
   // allocate_slots(): room for num_new_tokens more tokens after the computed ones and the new
   // hits; false (and no change) if the free queue cannot supply the blocks. On success the hit
@@ -46,10 +50,15 @@ class KvCacheManager {
   bool caching() const { return enable_caching_; }
 
  private:
+  // The admission test: `num_new_blocks` fresh blocks plus the hit blocks that sit in the free
+  // queue fit in the free queue.
+  bool fits(const Request& req, std::int64_t num_new_blocks, const std::vector<BlockId>& hits) const;
+
   BlockPool pool_;
   int block_size_;
   bool enable_caching_;
   std::int64_t max_model_len_;
+  int valid_memos_ = 0;  // requests with a valid hit memo (watching blocks in the pool)
 };
 
 }  // namespace kvsim::engine

@@ -10,6 +10,11 @@ namespace kvsim::engine {
 KvTier::KvTier(std::string name, std::int64_t capacity_chunks, EvictionPolicy policy)
     : name_(std::move(name)), capacity_(capacity_chunks), policy_(policy) {
   KVSIM_ASSERT(capacity_ >= 1, "tier '" + name_ + "' needs room for at least one chunk");
+  // Entries are read at random: reserve them once (up to 4M; pages are touched only as used)
+  // on huge pages.
+  const auto reserve = static_cast<std::size_t>(std::min<std::int64_t>(capacity_, std::int64_t{1} << 22));
+  entries_.reserve(reserve);
+  advise_huge_pages(entries_.data(), reserve * sizeof(Entry));
 }
 
 void KvTier::push_mru(std::int32_t e, List l) {
@@ -63,8 +68,8 @@ std::int64_t KvTier::match(std::span<const std::uint64_t> hashes, std::size_t fi
 }
 
 bool KvTier::is_ready(std::uint64_t hash) const {
-  const std::int32_t e = index_.find(hash);
-  return e != FlatHashMap::kNone && entries_[static_cast<std::size_t>(e)].ready;
+  const FlatHashMap::Cell* c = index_.find_cell(hash);
+  return c != nullptr && (c->aux & kReadyBit) != 0;
 }
 
 int KvTier::pins(std::uint64_t hash) const {
@@ -104,8 +109,11 @@ bool KvTier::evict_one() {
   const List from = x.list;
   unlink(victim);
   index_.erase(x.hash);
+  // The next victim is likely the new head of the list: bring its index slot into cache.
+  if (const std::int32_t next = list(from).head; next >= 0) index_.prefetch(entries_[static_cast<std::size_t>(next)].hash);
   --ready_;
   ++stats_.evictions;
+  shrunk(x.hash);
   if (policy_ == EvictionPolicy::kArc) {
     x.ready = false;
     push_mru(victim, from == List::kT1 ? List::kB1 : List::kB2);
@@ -177,33 +185,48 @@ bool KvTier::begin_store(std::uint64_t hash) {
 }
 
 void KvTier::finish_store(std::uint64_t hash) {
-  const std::int32_t e = index_.find(hash);
-  KVSIM_ASSERT(e != FlatHashMap::kNone, "finish_store of a chunk that is not in tier '" + name_ + "'");
-  Entry& x = entries_[static_cast<std::size_t>(e)];
+  FlatHashMap::Cell* c = index_.find_cell(hash);
+  KVSIM_ASSERT(c != nullptr, "finish_store of a chunk that is not in tier '" + name_ + "'");
+  c->aux |= kReadyBit;
+  Entry& x = entries_[static_cast<std::size_t>(c->value)];
   KVSIM_ASSERT(!x.ready, "finish_store twice in tier '" + name_ + "'");
   x.ready = true;
   ++ready_;
   ++stats_.stores_completed;
+  ++grow_version_;
 }
 
 void KvTier::pin(std::uint64_t hash) {
-  const std::int32_t e = index_.find(hash);
-  KVSIM_ASSERT(e != FlatHashMap::kNone && entries_[static_cast<std::size_t>(e)].ready,
+  FlatHashMap::Cell* c = index_.find_cell(hash);
+  KVSIM_ASSERT(c != nullptr && entries_[static_cast<std::size_t>(c->value)].ready,
                "a load pinned a chunk that is not ready in tier '" + name_ + "'");
-  if (entries_[static_cast<std::size_t>(e)].pins++ == 0) ++pinned_;
+  if (entries_[static_cast<std::size_t>(c->value)].pins++ == 0) {
+    c->aux |= kPinnedBit;
+    ++pinned_;
+    shrunk(hash);
+  }
   ++stats_.loads;
 }
 
 void KvTier::unpin(std::uint64_t hash) {
-  const std::int32_t e = index_.find(hash);
-  KVSIM_ASSERT(e != FlatHashMap::kNone, "unpin of a chunk not in tier '" + name_ + "'");
-  Entry& x = entries_[static_cast<std::size_t>(e)];
+  FlatHashMap::Cell* c = index_.find_cell(hash);
+  KVSIM_ASSERT(c != nullptr, "unpin of a chunk not in tier '" + name_ + "'");
+  Entry& x = entries_[static_cast<std::size_t>(c->value)];
   KVSIM_ASSERT(x.pins > 0, "unpin without pin in tier '" + name_ + "'");
-  if (--x.pins == 0) --pinned_;
+  if (--x.pins == 0) {
+    c->aux &= ~kPinnedBit;
+    --pinned_;
+    ++grow_version_;
+  }
 }
 
 void KvTier::touch(std::span<const std::uint64_t> hashes) {
-  for (auto h = hashes.rbegin(); h != hashes.rend(); ++h) {
+  constexpr std::size_t kAhead = 8;
+  const std::size_t n = hashes.size();
+  for (std::size_t i = 0; i < std::min(kAhead, n); ++i) index_.prefetch(hashes[n - 1 - i]);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) index_.prefetch(hashes[n - 1 - i - kAhead]);
+    const std::uint64_t* h = &hashes[n - 1 - i];
     const std::int32_t e = index_.find(*h);
     if (e == FlatHashMap::kNone) continue;
     unlink(e);
@@ -235,7 +258,10 @@ void KvTier::check_invariants() const {
       if (l == List::kT1 || l == List::kT2) {
         ++resident;
         ready += x.ready ? 1 : 0;
-        KVSIM_ASSERT(index_.contains(x.hash), "resident entry missing from the index");
+        const FlatHashMap::Cell* c = index_.find_cell(x.hash);
+        KVSIM_ASSERT(c != nullptr, "resident entry missing from the index");
+        const std::uint32_t flags = (x.ready ? kReadyBit : 0U) | (x.pins > 0 ? kPinnedBit : 0U);
+        KVSIM_ASSERT(c->aux == flags, "index flags out of step with the entry");
       } else {
         KVSIM_ASSERT(ghosts_.contains(x.hash), "ghost entry missing from the ghost index");
       }

@@ -9,6 +9,7 @@
 // its tail is evicted first.
 // ARC (Megiddo and Modha, FAST'03) keeps a recency list T1 and a frequency list T2 with ghost
 // lists B1/B2 that adapt the target size p of T1.
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -40,6 +41,14 @@ class KvTier {
   std::int64_t ready_count() const { return ready_; }
   // Entries with at least one pin (loads reading them).
   std::int64_t pinned_count() const { return pinned_; }
+  // Change counters for memoized lookups (an exact fast path of the connector's match()):
+  // grow_version() counts changes that can only lengthen a run of ready, unpinned chunks (a
+  // store finished, a last pin dropped); shrink_version() those that can shorten one (a ready
+  // chunk evicted, a first pin taken), counted only for chunks in the watch set when one is set
+  // (chunks some memoized lookup relies on: hash -> number of lookups).
+  std::uint64_t grow_version() const { return grow_version_; }
+  std::uint64_t shrink_version() const { return shrink_version_; }
+  void set_watch_set(const FlatHashMap* watched) { watched_ = watched; }
 
   // Consecutive ready entries of `hashes` starting at `first` (counts toward the stats).
   std::int64_t match(std::span<const std::uint64_t> hashes, std::size_t first);
@@ -49,6 +58,15 @@ class KvTier {
   int pins(std::uint64_t hash) const;
   // One lookup for both: -1 when the chunk is not ready here, else its pins.
   int ready_pins(std::uint64_t hash) const;
+  // What a match needs, from the index alone: -1 not ready here, 0 ready and unpinned, 1 ready
+  // and pinned by a load.
+  int state(std::uint64_t hash) const {
+    const FlatHashMap::Cell* c = index_.find_cell(hash);
+    if (c == nullptr || (c->aux & kReadyBit) == 0) return -1;
+    return (c->aux & kPinnedBit) != 0 ? 1 : 0;
+  }
+  // Brings the chunk's index slot into cache ahead of a lookup (walks over many chunks).
+  void prefetch(std::uint64_t hash) const { index_.prefetch(hash); }
 
   // Makes room for a chunk about to be written, evicting as the policy says. Returns false, and
   // changes nothing, when the chunk is already here or no unpinned ready entry can be evicted.
@@ -68,6 +86,10 @@ class KvTier {
   void check_invariants() const;
 
  private:
+  // Flags mirrored into the index cell (FlatHashMap::Cell::aux) so a lookup need not read the
+  // entry.
+  static constexpr std::uint32_t kReadyBit = 1;
+  static constexpr std::uint32_t kPinnedBit = 2;
   enum class List : std::uint8_t { kT1, kT2, kB1, kB2 };
   struct Entry {
     std::uint64_t hash = 0;
@@ -89,6 +111,9 @@ class KvTier {
   bool evict_one();
   std::int32_t evictable_in(List l) const;
   void trim_ghosts();
+  void shrunk(std::uint64_t hash) {
+    if (watched_ == nullptr || watched_->contains(hash)) ++shrink_version_;
+  }
 
   std::string name_;
   std::int64_t capacity_;
@@ -101,7 +126,22 @@ class KvTier {
   std::int64_t ready_ = 0;
   std::int64_t pinned_ = 0;
   double arc_p_ = 0;  // ARC target size of T1
+  std::uint64_t grow_version_ = 0;
+  std::uint64_t shrink_version_ = 0;
+  const FlatHashMap* watched_ = nullptr;
   TierStats stats_;
 };
+
+// Calls f(hash) for each hash in order, prefetching the tier's index slots a few hashes ahead so
+// the lookups of a long run of chunks overlap.
+template <class F>
+void for_each_prefetched(const KvTier& tier, std::span<const std::uint64_t> hashes, F&& f) {
+  constexpr std::size_t kAhead = 8;
+  for (std::size_t i = 0; i < std::min(kAhead, hashes.size()); ++i) tier.prefetch(hashes[i]);
+  for (std::size_t i = 0; i < hashes.size(); ++i) {
+    if (i + kAhead < hashes.size()) tier.prefetch(hashes[i + kAhead]);
+    f(hashes[i]);
+  }
+}
 
 }  // namespace kvsim::engine

@@ -31,13 +31,23 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
     }
     return -1;
   }
-  // find() and the found tier's pins on the chunk, in one lookup per tier.
-  int find_pins(std::uint64_t h, int& pins) const {
+  // find() and whether the found tier's copy is pinned by a load, from the tiers' indexes.
+  int find_pinned(std::uint64_t h, bool& pinned) const {
     for (std::size_t p = 0; p < paths_.size(); ++p) {
-      pins = tier_at(p).ready_pins(h);
-      if (pins >= 0) return static_cast<int>(p);
+      const int st = tier_at(p).state(h);
+      if (st >= 0) {
+        pinned = st > 0;
+        return static_cast<int>(p);
+      }
     }
     return -1;
+  }
+  // Walks over a request's chunks look ahead this far, so the index lookups overlap.
+  static constexpr std::int64_t kLookahead = 16;
+  void prefetch(const Request& r, std::int64_t chunk, std::int64_t last) const {
+    if (chunk >= last) return;
+    const std::uint64_t h = key(r, chunk);
+    for (std::size_t p = 0; p < paths_.size(); ++p) tier_at(p).prefetch(h);
   }
 
   std::optional<std::int64_t> match(const Request& r, std::int64_t local_hit_tokens) override {
@@ -48,13 +58,51 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
     // start of the prompt, the part vLLM already holds counted then subtracted.
     const std::int64_t first = synchronous() ? 0 : local_hit_tokens / ct;
     std::int64_t end = first;
-    for (std::int64_t c = first; c < last; ++c) {
-      int pins = 0;
-      if (find_pins(key(r, c), pins) < 0) break;
-      // Blocks being loaded for another request: ask again later (native connector).
-      if (!synchronous() && pins > 0) return std::nullopt;
-      end = c + 1;
+    bool deferred = false;
+    // Exact fast path (native only; LMCache's match pins): a request blocked at the head of the
+    // queue is matched again every step. With no tier change that could shorten the run of
+    // ready, unpinned chunks since the last match, that run still holds, and only changes that
+    // lengthen it happened: resume the walk where it stopped, or reuse the answer outright.
+    const bool memo = !synchronous() && engine_.fast_paths();
+    std::uint64_t grow = 0;
+    std::uint64_t shrink = 0;
+    bool reuse = false;
+    auto& m = r.match_memo;
+    if (memo) {
+      for (std::size_t p = 0; p < paths_.size(); ++p) {
+        grow += tier_at(p).grow_version();
+        shrink += tier_at(p).shrink_version();
+      }
+      if (m.valid && m.shrink == shrink && m.local_hit_tokens == local_hit_tokens && m.num_tokens == r.num_tokens()) {
+        end = m.end;
+        deferred = m.deferred;
+        reuse = m.grow == grow;
+      } else {
+        forget(r);
+      }
     }
+    if (!reuse) {
+      const std::int64_t from = end;
+      deferred = false;
+      for (std::int64_t c = end; c < std::min(end + kLookahead, last); ++c) prefetch(r, c, last);
+      for (std::int64_t c = end; c < last; ++c) {
+        prefetch(r, c + kLookahead, last);
+        bool pinned = false;
+        if (find_pinned(key(r, c), pinned) < 0) break;
+        // Blocks being loaded for another request: ask again later (native connector).
+        if (!synchronous() && pinned) {
+          deferred = true;
+          break;
+        }
+        end = c + 1;
+      }
+      if (memo) {
+        // The chunks the answer relies on: an eviction or a first pin of one of them changes it.
+        for (std::int64_t c = from; c < end; ++c) sys_.watch(key(r, c));
+        m = Request::MatchMemo{true, deferred, first, local_hit_tokens, r.num_tokens(), grow, shrink, end};
+      }
+    }
+    if (deferred) return std::nullopt;
     std::int64_t hit = end * ct;
     if (hit <= local_hit_tokens) return 0;
     if (synchronous()) {
@@ -75,16 +123,34 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
 
   void release_match(const Request& r) override { drop_lookup_pins(r.id); }
 
+  void forget(const Request& r) override {
+    auto& m = r.match_memo;
+    if (!m.valid) return;
+    for (std::int64_t c = m.first; c < m.end; ++c) sys_.unwatch(key(r, c));
+    m.valid = false;
+  }
+
   int start_load(const Request& r, std::int64_t first_token, std::int64_t tokens, SimTime now) override {
     const std::int64_t ct = chunk_tokens();
-    std::int64_t c = first_token / ct;
+    const std::int64_t c0 = first_token / ct;
     const std::int64_t end = (first_token + tokens + ct - 1) / ct;
-    int started = 0;
-    while (c < end) {
+    // Where each chunk is read from: one lookup pass (looking ahead), used for the loads and
+    // the per-tier hit counts.
+    found_.clear();
+    for (std::int64_t c = c0; c < std::min(c0 + kLookahead, end); ++c) prefetch(r, c, end);
+    for (std::int64_t c = c0; c < end; ++c) {
+      prefetch(r, c + kLookahead, end);
       const int p = find(key(r, c));
       KVSIM_ASSERT(p >= 0, "a matched chunk vanished before its load started");
+      found_.push_back(p);
+    }
+    hit_tokens_by_tier(first_token, tokens);
+    int started = 0;
+    std::int64_t c = c0;
+    while (c < end) {
+      const int p = found_[static_cast<std::size_t>(c - c0)];
       Op op{Op::Kind::kLoad, this, r.id, p, {}};
-      while (c < end && find(key(r, c)) == p) {
+      while (c < end && found_[static_cast<std::size_t>(c - c0)] == p) {
         op.hashes.push_back(key(r, c));
         ++c;
       }
@@ -100,7 +166,6 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
       sys_.start(std::move(op), now, path.to_gpu, bytes, path.read_latency, path.read_resources);
       ++started;
     }
-    hit_tokens_by_tier(r, first_token, tokens);
     drop_lookup_pins(r.id);  // the loads hold their own pins now
     return started;
   }
@@ -110,7 +175,9 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
     Op op{Op::Kind::kStore, this, r.id, 0, {}};
     KvTier& tier = tier_at(0);
     // Whole chunks only: those completed since the last store.
-    for (std::int64_t c = first_block / sys_.chunk_blocks_; c < end_block / sys_.chunk_blocks_; ++c) {
+    const std::int64_t c1 = end_block / sys_.chunk_blocks_;
+    for (std::int64_t c = first_block / sys_.chunk_blocks_; c < c1; ++c) {
+      if (c + kLookahead < c1) tier.prefetch(key(r, c + kLookahead));
       const std::uint64_t h = key(r, c);
       if (tier.begin_store(h)) op.hashes.push_back(h);
     }
@@ -143,7 +210,7 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
     KvTier& tier = tier_at(static_cast<std::size_t>(op.stack_pos));
     switch (op.kind) {
       case Op::Kind::kLoad: {
-        for (const auto h : op.hashes) tier.unpin(h);
+        for_each_prefetched(tier, op.hashes, [&tier](std::uint64_t h) { tier.unpin(h); });
         promote(op);
         if (synchronous()) {
           engine_.sync_transfer_done();
@@ -159,7 +226,7 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
       }
       case Op::Kind::kStore:
       case Op::Kind::kCascade: {
-        for (const auto h : op.hashes) tier.finish_store(h);
+        for_each_prefetched(tier, op.hashes, [&tier](std::uint64_t h) { tier.finish_store(h); });
         cascade(op, now);
         if (op.kind == Op::Kind::kCascade) return nullptr;
         if (synchronous()) {
@@ -187,11 +254,11 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
     if (op.stack_pos == 0 || !first_tier_is_host_) return;
     KvTier& top = tier_at(0);
     std::int64_t n = 0;
-    for (const auto h : op.hashes) {
-      if (!top.begin_store(h)) continue;
+    for_each_prefetched(top, op.hashes, [&top, &n](std::uint64_t h) {
+      if (!top.begin_store(h)) return;
       top.finish_store(h);
       ++n;
-    }
+    });
     sys_.reports_[static_cast<std::size_t>(paths_[0].tier)].bytes_written +=
         sys_.block_bytes_ * (n * sys_.chunk_blocks_);
     sys_.reports_[static_cast<std::size_t>(paths_[0].tier)].promoted_chunks += n;
@@ -204,13 +271,13 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
     lookup_pins_.erase(it);
   }
 
-  // Tokens loaded per tier: each loaded chunk's tokens counted for the tier it came from,
-  // clipped to the tokens the engine asked for.
-  void hit_tokens_by_tier(const Request& r, std::int64_t first_token, std::int64_t tokens) {
+  // Tokens loaded per tier: each loaded chunk's tokens counted for the tier it came from
+  // (found_, from chunk first_token / chunk_tokens on), clipped to the tokens the engine asked for.
+  void hit_tokens_by_tier(std::int64_t first_token, std::int64_t tokens) {
     const std::int64_t ct = chunk_tokens();
-    for (std::int64_t c = first_token / ct; c * ct < first_token + tokens; ++c) {
-      const int p = find(key(r, c));
-      if (p < 0) continue;
+    const std::int64_t c0 = first_token / ct;
+    for (std::int64_t c = c0; c * ct < first_token + tokens; ++c) {
+      const int p = found_[static_cast<std::size_t>(c - c0)];
       const std::int64_t lo = std::max(c * ct, first_token);
       const std::int64_t hi = std::min((c + 1) * ct, first_token + tokens);
       sys_.reports_[static_cast<std::size_t>(paths_[static_cast<std::size_t>(p)].tier)].hit_tokens += hi - lo;
@@ -223,9 +290,9 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
     if (next >= paths_.size()) return;
     KvTier& lower = tier_at(next);
     Op c{Op::Kind::kCascade, this, op.request, static_cast<int>(next), {}};
-    for (const auto h : op.hashes) {
+    for_each_prefetched(lower, op.hashes, [&lower, &c](std::uint64_t h) {
       if (lower.begin_store(h)) c.hashes.push_back(h);
-    }
+    });
     if (c.hashes.empty()) return;
     const auto n = static_cast<std::int64_t>(c.hashes.size());
     const Bytes bytes = sys_.block_bytes_ * (n * sys_.chunk_blocks_);
@@ -244,6 +311,7 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
   std::unordered_set<std::uint64_t> awaiting_free_;
   // LMCache lookups: (stack position, chunk key) pinned per request until its load starts.
   std::unordered_map<std::uint64_t, std::vector<std::pair<int, std::uint64_t>>> lookup_pins_;
+  std::vector<int> found_;  // start_load: stack position of each chunk loaded
 };
 
 OffloadSystem::OffloadSystem(hw::FlowNetwork& network, Bytes block_bytes, int block_size, bool prompt_only,
@@ -265,6 +333,7 @@ int OffloadSystem::add_tier(std::string name, std::int64_t capacity_blocks, Evic
   rep.capacity_blocks = capacity_blocks;
   reports_.push_back(rep);
   tiers_.push_back(std::make_unique<KvTier>(std::move(name), capacity_blocks, policy));
+  tiers_.back()->set_watch_set(&watched_);
   return static_cast<int>(tiers_.size()) - 1;
 }
 
@@ -293,6 +362,14 @@ Engine* OffloadSystem::on_transfer_done(std::uint64_t tag, SimTime now) {
   Op op = std::move(it->second);
   ops_.erase(it);
   return op.conn->done(op, now);
+}
+
+void OffloadSystem::watch(std::uint64_t hash) { ++watched_.at_or_insert(hash, 0); }
+
+void OffloadSystem::unwatch(std::uint64_t hash) {
+  std::int32_t& n = watched_.at_or_insert(hash, 0);
+  KVSIM_ASSERT(n > 0, "unwatching a chunk nobody watched");
+  if (--n == 0) watched_.erase(hash);
 }
 
 std::vector<TierReport> OffloadSystem::report() const {

@@ -39,6 +39,28 @@ struct Request {
   std::int64_t external_tokens = 0;
   std::int64_t load_base = 0;  // GPU prefix-cache hit tokens when the load was started
   std::int64_t stored_blocks = 0;
+  // The native connector's last match() for this request, reused while the tiers' change
+  // counters say its answer still holds (an exact fast path; see OffloadSystem).
+  struct MatchMemo {
+    bool valid = false;
+    bool deferred = false;            // chunk `end` is pinned by a load: match() said "later"
+    std::int64_t first = 0;           // chunks [first, end) are in the watch set
+    std::int64_t local_hit_tokens = 0;
+    std::int64_t num_tokens = 0;
+    std::uint64_t grow = 0;           // sums of the path's tiers' change counters
+    std::uint64_t shrink = 0;
+    std::int64_t end = 0;             // chunks [first, end) were ready and unpinned
+  };
+  mutable MatchMemo match_memo;
+  // The GPU prefix-cache lookup of this waiting request, reused likewise (KvCacheManager).
+  struct HitMemo {
+    bool valid = false;
+    std::int64_t num_tokens = 0;
+    std::uint64_t grow = 0;
+    std::uint64_t shrink = 0;
+    std::vector<BlockId> blocks;  // watched in the block pool while valid
+  };
+  mutable HitMemo hit_memo;
 
   // vLLM Request.num_tokens: prompt plus output tokens so far.
   std::int64_t num_tokens() const { return prompt_tokens + generated; }

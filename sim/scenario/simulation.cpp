@@ -148,6 +148,8 @@ struct Simulation::Impl : workload::WorkloadContext {
   EventQueue<Event> events;
   SimTime clock = 0;
   std::uint64_t next_request_id = 0;
+  // Each conversation's last prompt+output hashes: its next turn re-hashes only new blocks.
+  BlockHashCache hash_cache{scenario.engine.block_size};
   std::unordered_map<std::uint64_t, InFlight> in_flight;
   std::unordered_map<std::int64_t, int> conversation_server;
   int next_server = 0;
@@ -372,7 +374,7 @@ std::uint64_t Simulation::Impl::submit(workload::RequestSpec spec) {
   r.max_output_tokens = std::max<std::int64_t>(spec.output_tokens, 1);
   TokenSequence full = spec.prompt;
   append_tokens(full, spec.output_content_id, r.max_output_tokens);
-  r.block_hashes = block_hashes(full, scenario.engine.block_size);
+  r.block_hashes = hash_cache.hashes(spec.conversation_id, full);
   const int server = route(spec, r);
 
   InFlight f;
