@@ -9,6 +9,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 #include <system_error>
 #include <utility>
@@ -184,6 +185,43 @@ std::string parse_string(const std::string& text, const std::string& file, int l
     }
   }
   throw InputError(file, line, col, "missing closing quote");
+}
+
+// `{load_bytes_per_s: R, latency_us: L}` (both keys, in any order, nothing else).
+MeasuredTier parse_tier(const std::string& text, const std::string& file, int line, int col) {
+  const std::string t = strip(text);
+  if (t.size() < 2 || t.front() != '{' || t.back() != '}') {
+    throw InputError(file, line, col,
+                     "offload_tier: expected {load_bytes_per_s: RATE, latency_us: TIME}");
+  }
+  MeasuredTier tier;
+  std::map<std::string, bool> seen;
+  std::stringstream ss(t.substr(1, t.size() - 2));
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const auto colon = item.find(':');
+    const std::string key = strip(item.substr(0, colon));
+    if (colon == std::string::npos || (key != "load_bytes_per_s" && key != "latency_us")) {
+      throw InputError(
+          file, line, col,
+          "offload_tier: unknown key '" + key + "' (valid: load_bytes_per_s, latency_us)");
+    }
+    if (seen[key]) throw InputError(file, line, col, "offload_tier: duplicate key '" + key + "'");
+    seen[key] = true;
+    const double v = parse_double(item.substr(colon + 1), file, line, col);
+    if (key == "load_bytes_per_s") {
+      if (v <= 0) throw InputError(file, line, col, "offload_tier: load_bytes_per_s must be > 0");
+      tier.load_bytes_per_s = v;
+    } else {
+      if (v < 0) throw InputError(file, line, col, "offload_tier: latency_us must be >= 0");
+      tier.latency_us = v;
+    }
+  }
+  for (const char* key : {"load_bytes_per_s", "latency_us"}) {
+    if (!seen[key])
+      throw InputError(file, line, col, std::string("offload_tier: missing key '") + key + "'");
+  }
+  return tier;
 }
 
 std::vector<double> parse_list(const std::string& text, std::size_t want, const std::string& file,
@@ -381,6 +419,12 @@ std::string write_fitted_yaml(const FittedCoefficients& c) {
      << "attention_layer_us: " << format_list(c.attention_layer_us) << "\n"
      << "# c0 + c1 S, per step (lm_head, sampler)\n"
      << "per_sequence_us: " << format_list(c.per_sequence_us) << "\n";
+  if (c.offload_tier) {
+    os << "# offload tier load path: latency_us + bytes / load_bytes_per_s (kvsim probe "
+          "--offload)\n"
+       << "offload_tier: {load_bytes_per_s: " << format_double(c.offload_tier->load_bytes_per_s)
+       << ", latency_us: " << format_double(c.offload_tier->latency_us) << "}\n";
+  }
   return os.str();
 }
 
@@ -413,7 +457,10 @@ FittedCoefficients read_fitted_yaml(const std::string& text, const std::string& 
       {"dense_step_us", list(c.dense_step_us, kDenseStepTerms)},
       {"attention_layer_us", list(c.attention_layer_us, kAttentionTerms)},
       {"per_sequence_us", list(c.per_sequence_us, kPerSequenceTerms)},
+      {"offload_tier", [&c, &f](const std::string& v, int l,
+                                int col) { c.offload_tier = parse_tier(v, f, l, col); }},
   };
+  const std::set<std::string> optional_keys = {"offload_tier"};
   std::map<std::string, int> seen;
   std::istringstream in(text);
   std::string line;
@@ -434,7 +481,9 @@ FittedCoefficients read_fitted_yaml(const std::string& text, const std::string& 
     it->second(line.substr(colon + 1), n, col);
   }
   for (const auto& [key, setter] : keys) {
-    if (!seen.count(key)) throw InputError(f, 0, 0, "missing key '" + key + "'");
+    if (!seen.count(key) && !optional_keys.count(key)) {
+      throw InputError(f, 0, 0, "missing key '" + key + "'");
+    }
   }
   return c;
 }

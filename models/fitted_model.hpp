@@ -38,6 +38,7 @@
 //   per-kernel floor is stored with the coefficients).
 // Sum over the components as in ComputeModel; an empty batch takes 0.
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,14 @@
 #include "kvsim/models/profile_bundle.hpp"
 
 namespace kvsim::models {
+
+// An offload tier's load path as measured on a live deployment (kvsim probe --offload, fitted by
+// kvsim calibrate --measured): loading B bytes of KV back into the GPU adds
+// latency_us + B / load_bytes_per_s to a request's TTFT. Bytes per second and microseconds.
+struct MeasuredTier {
+  double load_bytes_per_s = 0;  // > 0
+  double latency_us = 0;        // >= 0
+};
 
 // Coefficients of the fitted model with their provenance (microseconds).
 struct FittedCoefficients {
@@ -64,6 +73,10 @@ struct FittedCoefficients {
   std::vector<double> dense_step_us;           // b0..b1
   std::vector<double> attention_layer_us;      // e0..e13
   std::vector<double> per_sequence_us;         // c0..c1
+  // Optional section `offload_tier: {load_bytes_per_s: R, latency_us: L}`: the measured tier.
+  // The step-time model does not use it; it travels with the deployment's profile (a
+  // simulation takes its tier rates from the scenario's hardware, docs/calibration.md).
+  std::optional<MeasuredTier> offload_tier;
 };
 
 // Residuals of one component over the bundle points it was fitted to: |fit - measured| /
@@ -96,7 +109,8 @@ FitReport fit_profile(const ProfileBundle& bundle, const ModelSpec& model);
 
 // The coefficients as a small YAML text (keys in a fixed order, numbers in shortest round-trip
 // form), and back. read throws InputError with file:line:col for an unknown key, a bad number,
-// a list of the wrong length or a missing key.
+// a list of the wrong length or a missing key; the optional offload_tier line must be a flow map
+// with exactly load_bytes_per_s (> 0) and latency_us (>= 0).
 std::string write_fitted_yaml(const FittedCoefficients& c);
 FittedCoefficients read_fitted_yaml(const std::string& text, const std::string& file_name);
 void save_fitted_yaml(const std::string& path, const FittedCoefficients& c);

@@ -49,9 +49,10 @@ cat > "$WORK/cpu-tiny-llama.yaml" <<YAML
 # The CPU engine (validation/cpu-engine) serving the generated tiny Llama, as kvsim models it:
 # 4 sequences of 4,096 tokens (16,384 tokens of KV cache = 1,024 blocks), llama.cpp batches of
 # 512 tokens, the step times fitted to this machine by kvsim probe + calibrate --measured.
-# The engine caches a prefix per sequence (a conversation keeps its sequence between turns), not
-# per block as vLLM does: one active conversation per client (3 <= 4 sequences) and no prefix
-# shared across conversations keep the two caches' hits comparable.
+# The engine caches a prefix per sequence, not per block as vLLM does; a conversation whose
+# sequence went to another is saved to a state file and loaded back on its next turn, so all 6
+# conversations (two active per client, more than the 4 sequences) keep their history, as in
+# vLLM's 1,024-block cache that holds them all. No prefix is shared across conversations.
 name: cpu-tiny-llama
 seed: 11
 hardware:
@@ -90,7 +91,7 @@ workload:
       num_tokens: {distribution: uniform, min: 40, max: 80}
     prompt_output:
       num_tokens: {distribution: uniform, min: 16, max: 32}
-  clients: {num_clients: 3, max_active_conversations: 3}
+  clients: {num_clients: 3, max_active_conversations: 6}
   # The engine's template (validation/cpu-engine/README.md): BOS, 9 tokens around a user
   # message, 14 around an assistant one, 13 to open the answer.
   chat_template: {preamble_tokens: 1, per_message_tokens: 11, generation_prompt_tokens: 13}
@@ -98,6 +99,13 @@ YAML
 
 log "predicting"
 "$KVSIM" run "$WORK/cpu-tiny-llama.yaml" --requests-out "$WORK/predicted.json" | tee "$WORK/predicted.txt"
+# The engine's saved sequence states (validation/cpu-engine/README.md) so far: saved (after a
+# request, or on eviction), loaded back, tokens loaded back; the replay's share is the difference.
+engine_states() {
+  curl -sf "$URL/metrics" | awk '/^cpu_engine:states_saved_total/ {s=$2} /^cpu_engine:states_restored_total/ {r=$2}
+    /^cpu_engine:restored_tokens_total/ {t=$2} END {printf "%d %d %d\n", s, r, t}'
+}
+read -r SAVED0 RESTORED0 TOKENS0 < <(engine_states)
 log "replaying for real"
 "$KVSIM" replay "$WORK/cpu-tiny-llama.yaml" --url "$URL" --model tiny-llama --tokenize --out "$WORK/replay.json" \
   --first-token-timeout 120 --max-duration 600
@@ -108,9 +116,13 @@ set +e
 RC=$?
 set -e
 [ "$RC" -le 1 ] || exit "$RC"
+read -r SAVED1 RESTORED1 TOKENS1 < <(engine_states)
+STATES="$((SAVED1 - SAVED0)) sequence states saved to files and $((RESTORED1 - RESTORED0)) loaded back into a sequence ($((TOKENS1 - TOKENS0)) tokens of KV)"
+log "engine during the replay: $STATES"
 if [ "${KVSIM_E2E_UPDATE_DOCS:-0}" = 1 ]; then
   {
     echo "Measured on $(uname -m) with $(nproc) cores, the engine on $THREADS thread(s); tolerances: \`$TOLERANCE\`."
+    echo "During the replay the engine had $STATES."
     echo
     cat "$WORK/validate.md"
   } > "$ROOT/validation/replay-results.md"

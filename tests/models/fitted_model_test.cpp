@@ -117,6 +117,67 @@ TEST(FittedModel, YamlErrorsNameLineAndColumn) {
   EXPECT_THROW(read_fitted_yaml("launch_floor_us: 1.5\n", "fit.yaml"), InputError);  // missing keys
 }
 
+// The optional offload_tier section: absent by default (a profile without it reads back without
+// it), written and read back bit for bit when present, keys in either order.
+TEST(FittedModel, OffloadTierSectionIsOptionalAndRoundTrips) {
+  auto c = report().coefficients;
+  ASSERT_FALSE(c.offload_tier.has_value());
+  EXPECT_EQ(write_fitted_yaml(c).find("offload_tier"), std::string::npos);
+  EXPECT_FALSE(read_fitted_yaml(write_fitted_yaml(c), "fit.yaml").offload_tier.has_value());
+
+  c.offload_tier = MeasuredTier{2.35e10, 117.25};
+  const std::string text = write_fitted_yaml(c);
+  EXPECT_NE(text.find("offload_tier: {load_bytes_per_s: 2.35e+10, latency_us: 117.25}"),
+            std::string::npos)
+      << text;
+  const auto back = read_fitted_yaml(text, "fit.yaml");
+  ASSERT_TRUE(back.offload_tier.has_value());
+  EXPECT_EQ(back.offload_tier->load_bytes_per_s, 2.35e10);
+  EXPECT_EQ(back.offload_tier->latency_us, 117.25);
+  EXPECT_EQ(back.attention_layer_us, c.attention_layer_us);
+
+  const std::string base = write_fitted_yaml(report().coefficients);
+  const auto swapped =
+      read_fitted_yaml(base + "offload_tier: {latency_us: 0, load_bytes_per_s: 1e9}\n", "fit.yaml");
+  ASSERT_TRUE(swapped.offload_tier.has_value());
+  EXPECT_EQ(swapped.offload_tier->load_bytes_per_s, 1e9);
+  EXPECT_EQ(swapped.offload_tier->latency_us, 0.0);
+}
+
+// Bad offload_tier values are input errors naming the file, the line, the value's column and
+// what is wrong.
+TEST(FittedModel, OffloadTierErrors) {
+  const std::string base = write_fitted_yaml(report().coefficients);
+  const auto line = std::to_string(std::count(base.begin(), base.end(), '\n') + 1);
+  const auto message = [&](const std::string& tier) -> std::string {
+    try {
+      read_fitted_yaml(base + "offload_tier: " + tier + "\n", "fit.yaml");
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  const std::string where = "fit.yaml:" + line + ":15: error: offload_tier: ";
+  EXPECT_NE(
+      message("{load_bytes_per_s: 0, latency_us: 5}").find(where + "load_bytes_per_s must be > 0"),
+      std::string::npos);
+  EXPECT_NE(
+      message("{load_bytes_per_s: 1e9, latency_us: -1}").find(where + "latency_us must be >= 0"),
+      std::string::npos);
+  EXPECT_NE(message("{load_bytes_per_s: 1e9}").find(where + "missing key 'latency_us'"),
+            std::string::npos);
+  EXPECT_NE(
+      message("{load_bytes_per_s: 1e9, latency_us: 1, rate: 2}").find(where + "unknown key 'rate'"),
+      std::string::npos);
+  EXPECT_NE(message("{load_bytes_per_s: 1e9, load_bytes_per_s: 2e9, latency_us: 1}")
+                .find(where + "duplicate key 'load_bytes_per_s'"),
+            std::string::npos);
+  EXPECT_NE(message("25GB/s").find(where + "expected {load_bytes_per_s"), std::string::npos);
+  EXPECT_NE(
+      message("{load_bytes_per_s: fast, latency_us: 1}").find("expected a number, got 'fast'"),
+      std::string::npos);
+}
+
 // The attention features of two chunks and two decodes, by hand, with Wd = 4 and Wp = 64:
 // launch 1, new 100 + 50, pairs 100 x 20 + 100 x 101 / 2 + 50 x 51 / 2 = 2000 + 5050 + 1275,
 // cached 20, 2 decodes, ceil(2 / 4) x mean 400, ceil(100 / 64) x (20 + 50) + ceil(50 / 64) x

@@ -6,23 +6,39 @@
 // idle sequence whose evaluated tokens share the longest prefix with its prompt (real prefix
 // reuse: only the prompt's new tokens are computed), reports the reused count as
 // usage.prompt_tokens_details.cached_tokens, and evicts the least recently used sequence when it
-// needs a fresh one. Up to --slots requests run at once (llama.cpp evaluates their tokens in shared
-// batches); more wait in a FIFO queue. Times are wall-clock; token counts are the model's tokens.
+// needs a fresh one. A sequence's KV is saved to a state file after each request, in the
+// background (node-llama-cpp's LlamaContextSequence.saveStateToFile; on eviction if not saved
+// yet), kept in an LRU of at most --saved-state-bytes, and loaded back (loadStateFromFile) into a
+// sequence when a later prompt shares a longer prefix with it than with any idle sequence: a
+// conversation's next turn finds its history even after its sequence went to others (an offload
+// tier in file storage, written through as vLLM's offloading connector stores). Up to --slots requests run at once
+// (llama.cpp evaluates their tokens in shared batches); more wait in a FIFO queue. Times are
+// wall-clock; token counts are the model's tokens.
 //
 // Endpoints: POST /v1/chat/completions (streaming SSE or JSON), POST /tokenize, POST /detokenize,
 // GET /v1/models, GET /health, GET /metrics (Prometheus text, vLLM metric names).
 // See README.md for the chat template and the tokenization rule.
 
+import fs from "node:fs";
 import http from "node:http";
+import os from "node:os";
+import path from "node:path";
 import {randomUUID} from "node:crypto";
 import {parseArgs} from "node:util";
 
 const USAGE = `usage: node server.mjs --model M.gguf --port P [--host 127.0.0.1] [--threads 2] [--slots 4]
                           [--ctx 4096] [--served-model-name tiny-llama] [--batch 512]
+                          [--saved-state-bytes 1073741824] [--state-dir DIR]
        node server.mjs --check     (load the prebuilt CPU backend and exit)
 --port 0 picks a free port; the line "listening on http://HOST:PORT" on stdout gives it.`;
 
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
+// A sequence whose content the next prompt would erase is saved only when at least this many of
+// its tokens would be lost; a saved state is loaded back only when it gives at least this many
+// more reusable tokens than the best idle sequence (one vLLM block: below that, a load is not
+// worth its file read).
+const MIN_SAVE_TOKENS = 16;
+const MIN_RESTORE_GAIN = 16;
 
 // ---------------------------------------------------------------------------------------------
 // Command line
@@ -41,6 +57,8 @@ function parseCommandLine(argv) {
         ctx: {type: "string", default: "4096"},
         batch: {type: "string", default: "512"},
         "served-model-name": {type: "string", default: "tiny-llama"},
+        "saved-state-bytes": {type: "string", default: String(1 << 30)},
+        "state-dir": {type: "string"},
         check: {type: "boolean", default: false},
         help: {type: "boolean", short: "h", default: false},
       },
@@ -73,6 +91,8 @@ function parseCommandLine(argv) {
     ctx: int("ctx", 64, 1 << 20),
     batch: int("batch", 1, 1 << 16),
     servedModelName: values["served-model-name"],
+    savedStateBytes: int("saved-state-bytes", 0, Number.MAX_SAFE_INTEGER),
+    stateDir: values["state-dir"],
   };
 }
 
@@ -196,12 +216,22 @@ class Engine {
     this.ctx = context.contextSize;
     this.slots = [];
     for (let i = 0; i < opts.slots; i++)
-      this.slots.push({id: i, seq: context.getSequence(), busy: false, lastUsed: 0, heldTokens: 0});
+      this.slots.push({id: i, seq: context.getSequence(), busy: false, lastUsed: 0, heldTokens: 0, restore: null,
+        saving: null});
     this.useCounter = 0;
     this.queue = [];  // FIFO of {prompt, resolve, reject}
+    // Saved sequence states, least recently saved first: id -> {id, tokens, file, bytes, claimed}.
+    // A claimed entry is being loaded back by a request and is not evicted or offered to others.
+    this.saved = new Map();
+    this.savedBytes = 0;
+    this.savedCounter = 0;
+    this.ownsStateDir = !opts.stateDir;
+    this.stateDir = opts.stateDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "kvsim-cpu-engine-"));
+    fs.mkdirSync(this.stateDir, {recursive: true});
     this.metrics = {
       prefixQueries: 0, prefixHits: 0, promptTokens: 0, generationTokens: 0, preemptions: 0,
       success: {stop: 0, length: 0, abort: 0},
+      statesSaved: 0, statesRestored: 0, statesDropped: 0, restoredTokens: 0,
     };
     this.vocabSize = vocabularySize(model);
     this.bos = model.tokens.bos;
@@ -270,12 +300,17 @@ class Engine {
 
   // --- slots ---
 
-  // Picks an idle slot for a prompt, or null when all are busy. Rule: the idle sequence with the
-  // longest common prefix when that prefix is its whole content (a conversation's next turn) or
-  // at least half the prompt; otherwise an empty sequence; otherwise the least recently used one.
+  // Picks an idle slot for a prompt, or null when all are busy; sets slot.restore to the saved
+  // state to load into it first, if any. Rule, longest common token prefix first: when a saved
+  // state shares at least MIN_RESTORE_GAIN more tokens with the prompt than every idle sequence,
+  // it is loaded into an empty sequence, else into the least recently used one (whose content is
+  // saved first). Otherwise the idle sequence with the longest common prefix when that prefix is
+  // its whole content (a conversation's next turn) or at least half the prompt; otherwise an empty
+  // sequence; otherwise the least recently used one.
   pickSlot(prompt) {
     const idle = this.slots.filter((s) => !s.busy);
     if (idle.length === 0) return null;
+    const usable = (c) => Math.min(c, prompt.length - 1);
     let best = null;
     let bestCommon = -1;
     for (const s of idle) {
@@ -285,11 +320,120 @@ class Engine {
         bestCommon = c;
       }
     }
+    let restore = null;
+    let restoreCommon = 0;
+    for (const e of this.saved.values()) {
+      if (e.claimed) continue;
+      const c = commonPrefix(e.tokens, prompt);
+      if (c > restoreCommon) {
+        restore = e;
+        restoreCommon = c;
+      }
+    }
+    const empty = idle.find((s) => s.seq.nextTokenIndex === 0);
+    const lru = () => idle.reduce((a, b) => (b.lastUsed < a.lastUsed ? b : a));
+    if (restore && usable(restoreCommon) >= usable(bestCommon) + MIN_RESTORE_GAIN) {
+      restore.claimed = true;
+      const slot = empty ?? lru();
+      slot.restore = restore;
+      return slot;
+    }
     const held = best.seq.nextTokenIndex;
     if (bestCommon > 0 && (bestCommon === held || 2 * bestCommon >= prompt.length)) return best;
-    const empty = idle.find((s) => s.seq.nextTokenIndex === 0);
-    if (empty) return empty;
-    return idle.reduce((a, b) => (b.lastUsed < a.lastUsed ? b : a));
+    return empty ?? lru();
+  }
+
+  // --- saved sequence states (an LRU with a byte cap, --saved-state-bytes) ---
+
+  // Saves a sequence's KV to a state file, unless a saved state already holds the same tokens or
+  // more; drops saved states whose tokens are a prefix of the new one, then the least recently
+  // saved ones until the total is under the cap. The entry is listed (pending) from the start, so
+  // the conversation's next turn, if it comes while the file is being written, finds it and waits
+  // for it. Failures are logged and leave nothing behind.
+  async saveState(slot) {
+    const cap = this.opts.savedStateBytes;
+    if (cap === 0) return;
+    const seq = slot.seq;
+    const tokens = seq.contextTokens;
+    for (const e of this.saved.values()) {
+      if (!e.claimed && commonPrefix(e.tokens, tokens) === tokens.length) {
+        this.saved.delete(e.id);  // already saved: refresh its place in the LRU
+        this.saved.set(e.id, e);
+        return;
+      }
+    }
+    const id = ++this.savedCounter;
+    const file = path.join(this.stateDir, `seq-${id}.state`);
+    const entry = {id, tokens, file, bytes: 0, claimed: false, pending: null};
+    let settle;
+    entry.pending = new Promise((resolve) => (settle = resolve));
+    this.saved.set(id, entry);
+    let ok = false;
+    try {
+      ({fileSize: entry.bytes} = await seq.saveStateToFile(file));
+      ok = entry.bytes <= cap;
+      if (!ok) this.metrics.statesDropped++;
+    } catch (e) {
+      log(`cannot save a sequence state to ${file}: ${e?.message ?? e}`);
+    }
+    entry.pending = null;
+    if (!ok) {
+      this.saved.delete(id);
+      fs.rmSync(file, {force: true});
+      settle(false);
+      return;
+    }
+    this.savedBytes += entry.bytes;
+    this.metrics.statesSaved++;
+    const idle = (e) => !e.claimed && e.pending === null;
+    for (const e of [...this.saved.values()])
+      if (e !== entry && idle(e) && commonPrefix(e.tokens, tokens) === e.tokens.length) this.dropSaved(e);
+    for (const e of [...this.saved.values()]) {
+      if (this.savedBytes <= cap) break;
+      if (!idle(e)) continue;
+      this.dropSaved(e);
+      this.metrics.statesDropped++;
+    }
+    log(`saved sequence ${slot.id} (${tokens.length} tokens, ${entry.bytes} bytes) as state ${id}`);
+    settle(true);
+  }
+
+  dropSaved(entry) {
+    if (!this.saved.delete(entry.id)) return;
+    this.savedBytes -= entry.bytes;
+    fs.rmSync(entry.file, {force: true});
+  }
+
+  // At exit: deletes the state files (and the directory when the engine made it).
+  removeStateDir() {
+    for (const e of [...this.saved.values()]) this.dropSaved(e);
+    if (this.ownsStateDir) fs.rmSync(this.stateDir, {recursive: true, force: true});
+  }
+
+  // Before a request computes on its slot: waits for the slot's background save, saves the
+  // sequence's content (when not saved already) if the prompt (or a state to be loaded) would
+  // erase at least MIN_SAVE_TOKENS of it, then loads the claimed saved
+  // state, if any (and forgets it: its tokens now live in the sequence).
+  async prepareSlot(slot, prompt) {
+    const seq = slot.seq;
+    if (slot.saving !== null) await slot.saving;
+    const restore = slot.restore;
+    slot.restore = null;
+    const keep = restore ? 0 : Math.min(commonPrefix(seq.contextTokens, prompt), prompt.length - 1);
+    if (seq.nextTokenIndex - keep >= MIN_SAVE_TOKENS) await this.saveState(slot);
+    if (!restore) return;
+    try {
+      if (restore.pending !== null && !(await restore.pending)) return;  // its save failed
+      await seq.loadStateFromFile(restore.file, {acceptRisk: true});
+      this.metrics.statesRestored++;
+      this.metrics.restoredTokens += seq.nextTokenIndex;
+      log(`loaded state ${restore.id} (${seq.nextTokenIndex} tokens) into sequence ${slot.id}`);
+    } catch (e) {
+      log(`cannot load the sequence state ${restore.file}: ${e?.message ?? e}`);
+      if (seq.nextTokenIndex > 0) await seq.eraseContextTokenRanges([{start: 0, end: seq.nextTokenIndex}]);
+    } finally {
+      this.dropSaved(restore);
+    }
   }
 
   // Queues a request; returns {entry, slot: Promise}. cancel(entry) withdraws it while waiting.
@@ -324,10 +468,25 @@ class Engine {
     }
   }
 
+  // Frees a slot after its request. Its content is then saved in the background (write-through,
+  // as vLLM's offloading connector stores a finished request's blocks), off every request's
+  // critical path, so that evicting it later costs nothing; a request that takes the slot
+  // first waits for that save (prepareSlot).
   release(slot) {
+    if (slot.restore) {
+      slot.restore.claimed = false;  // withdrawn before it was loaded
+      slot.restore = null;
+    }
     slot.busy = false;
     slot.heldTokens = 0;
     slot.lastUsed = ++this.useCounter;
+    if (this.opts.savedStateBytes > 0 && slot.seq.nextTokenIndex >= MIN_SAVE_TOKENS && slot.saving === null) {
+      slot.saving = this.saveState(slot)
+        .catch((e) => log(`cannot save sequence ${slot.id}: ${e?.stack ?? e}`))
+        .finally(() => {
+          slot.saving = null;
+        });
+    }
     this.dispatch();
   }
 
@@ -338,6 +497,7 @@ class Engine {
   // {cachedTokens, completionTokens, finishReason}. isAborted() is polled between tokens.
   async generate(slot, prompt, {maxTokens, minTokens, ignoreEos, temperature, seed}, onToken, isAborted) {
     const seq = slot.seq;
+    await this.prepareSlot(slot, prompt);
     // Reuse the common prefix, at most prompt.length - 1 tokens (the last prompt token must be
     // evaluated to get the next-token distribution), and drop the rest of the sequence.
     const cached = Math.min(commonPrefix(seq.contextTokens, prompt), prompt.length - 1);
@@ -573,6 +733,17 @@ function metricsText(engine, opts) {
   metric("vllm:request_success_total", "counter", "Count of successfully processed requests.",
     [["finished_reason=\"stop\"", m.success.stop], ["finished_reason=\"length\"", m.success.length],
       ["finished_reason=\"abort\"", m.success.abort]]);
+  // The engine's own figures (not vLLM metrics): sequence states saved to files and loaded back.
+  metric("cpu_engine:saved_states", "gauge", "Sequence states held in state files.", engine.saved.size);
+  metric("cpu_engine:saved_state_bytes", "gauge", "Bytes of the state files held.", engine.savedBytes);
+  metric("cpu_engine:states_saved_total", "counter",
+    "Sequence states saved to a file (after a request, or on eviction).", m.statesSaved);
+  metric("cpu_engine:states_restored_total", "counter", "Sequence states loaded back from a file.",
+    m.statesRestored);
+  metric("cpu_engine:restored_tokens_total", "counter", "Tokens of KV loaded back from state files.",
+    m.restoredTokens);
+  metric("cpu_engine:states_dropped_total", "counter",
+    "Saved states deleted to keep under --saved-state-bytes (or larger than it).", m.statesDropped);
   return lines.join("\n") + "\n";
 }
 
@@ -645,8 +816,10 @@ async function main() {
   const context = await model.createContext({contextSize: opts.ctx, sequences: opts.slots, threads: opts.threads,
     batchSize: opts.batch});
   const engine = new Engine(mod, model, context, opts);
+  process.on("exit", () => engine.removeStateDir());
   log(`model ${opts.model}: vocab ${engine.vocabSize} (${engine.allowedCount} generable), ` +
-    `${opts.slots} sequences x ${engine.ctx} tokens, batch ${context.batchSize}, threads ${opts.threads}`);
+    `${opts.slots} sequences x ${engine.ctx} tokens, batch ${context.batchSize}, threads ${opts.threads}, ` +
+    `saved states up to ${opts.savedStateBytes} bytes in ${engine.stateDir}`);
 
   const server = http.createServer({noDelay: true, keepAliveTimeout: 60_000, requestTimeout: 0}, (req, res) => {
     route(engine, opts, req, res).catch((e) => {
