@@ -22,7 +22,9 @@ TEST(ProbeTier, FitsTheEmulatedTiersRateAndLatency) {
   o.url = server.url();
   o.model = "fake-model";
   o.timeouts.first_token_s = 5;
-  o.prompt_tokens = {256, 768, 1536};
+  // Long prompts so the tier's share of TTFT (33 to 201 ms) stands well above the scheduling
+  // noise of a loaded machine (a few ms).
+  o.prompt_tokens = {1024, 3072, 6144};
   o.batch_sizes = {1};
   o.decode_contexts = {64};
   o.decode_tokens = 4;
@@ -41,7 +43,7 @@ TEST(ProbeTier, FitsTheEmulatedTiersRateAndLatency) {
   const TierFit fit = fit_tier(r, kKvBytes);
   EXPECT_NEAR(fit.bytes_per_s, kRate, 0.15 * kRate);
   EXPECT_NEAR(fit.latency_us / 1e3, kLatencyMs, 2.0);
-  EXPECT_LT(fit.rms_error_ms, 3.0);
+  EXPECT_LT(fit.rms_error_ms, 10.0);
 }
 
 TEST(ProbeTier, TooFewLengthsIsAnInputError) {
