@@ -258,14 +258,16 @@ class Handler(BaseHTTPRequestHandler):
                     "prompt_tokens": prompt_tokens, "completion_tokens": n_out,
                     "total_tokens": prompt_tokens + n_out,
                     "prompt_tokens_details": {"cached_tokens": cached}}))
-            self.chunk(b"data: [DONE]\n\n")
-            self.chunk(b"")
+            # The KV is cached before the stream ends (as in vLLM), so a request sent after the
+            # last event finds it.
             with st.lock:
                 st.prompts.append(prompt + answer)
                 st.metrics["vllm:prefix_cache_queries_total"] += len(prompt)
                 st.metrics["vllm:prefix_cache_hits_total"] += cached
                 st.metrics["vllm:prompt_tokens_total"] += prompt_tokens
                 st.metrics["vllm:generation_tokens_total"] += n_out
+            self.chunk(b"data: [DONE]\n\n")
+            self.chunk(b"")
         except (BrokenPipeError, ConnectionResetError):
             pass
         finally:
