@@ -15,6 +15,7 @@ KvTier::KvTier(std::string name, std::int64_t capacity_chunks, EvictionPolicy po
   const auto reserve = static_cast<std::size_t>(std::min<std::int64_t>(capacity_, std::int64_t{1} << 22));
   entries_.reserve(reserve);
   advise_huge_pages(entries_.data(), reserve * sizeof(Entry));
+  watch_.reserve(reserve);
 }
 
 void KvTier::push_mru(std::int32_t e, List l) {
@@ -48,6 +49,7 @@ std::int32_t KvTier::alloc(std::uint64_t hash) {
   } else {
     e = static_cast<std::int32_t>(entries_.size());
     entries_.emplace_back();
+    watch_.push_back(0);
   }
   entries_[static_cast<std::size_t>(e)] = Entry{};
   entries_[static_cast<std::size_t>(e)].hash = hash;
@@ -113,7 +115,7 @@ bool KvTier::evict_one() {
   if (const std::int32_t next = list(from).head; next >= 0) index_.prefetch(entries_[static_cast<std::size_t>(next)].hash);
   --ready_;
   ++stats_.evictions;
-  shrunk(x.hash);
+  if (watch_[static_cast<std::size_t>(victim)] > 0) ++shrink_version_;
   if (policy_ == EvictionPolicy::kArc) {
     x.ready = false;
     push_mru(victim, from == List::kT1 ? List::kB1 : List::kB2);
@@ -203,7 +205,7 @@ void KvTier::pin(std::uint64_t hash) {
   if (entries_[static_cast<std::size_t>(c->value)].pins++ == 0) {
     c->aux |= kPinnedBit;
     ++pinned_;
-    shrunk(hash);
+    ++shrink_version_;
   }
   ++stats_.loads;
 }

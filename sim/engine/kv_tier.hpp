@@ -43,12 +43,13 @@ class KvTier {
   std::int64_t pinned_count() const { return pinned_; }
   // Change counters for memoized lookups (an exact fast path of the connector's match()):
   // grow_version() counts changes that can only lengthen a run of ready, unpinned chunks (a
-  // store finished, a last pin dropped); shrink_version() those that can shorten one (a ready
-  // chunk evicted, a first pin taken), counted only for chunks in the watch set when one is set
-  // (chunks some memoized lookup relies on: hash -> number of lookups).
+  // store finished, a last pin dropped); shrink_version() those that can shorten one: a first
+  // pin taken, or the eviction of an entry some memoized lookup watches (watch counts per
+  // entry slot, so an entry found in this tier can be watched without a second lookup).
   std::uint64_t grow_version() const { return grow_version_; }
   std::uint64_t shrink_version() const { return shrink_version_; }
-  void set_watch_set(const FlatHashMap* watched) { watched_ = watched; }
+  void watch(std::int32_t entry) { ++watch_[static_cast<std::size_t>(entry)]; }
+  void unwatch(std::int32_t entry) { --watch_[static_cast<std::size_t>(entry)]; }
 
   // Consecutive ready entries of `hashes` starting at `first` (counts toward the stats).
   std::int64_t match(std::span<const std::uint64_t> hashes, std::size_t first);
@@ -60,9 +61,11 @@ class KvTier {
   int ready_pins(std::uint64_t hash) const;
   // What a match needs, from the index alone: -1 not ready here, 0 ready and unpinned, 1 ready
   // and pinned by a load.
-  int state(std::uint64_t hash) const {
+  // `entry` receives the entry slot when the chunk is here.
+  int state(std::uint64_t hash, std::int32_t& entry) const {
     const FlatHashMap::Cell* c = index_.find_cell(hash);
     if (c == nullptr || (c->aux & kReadyBit) == 0) return -1;
+    entry = c->value;
     return (c->aux & kPinnedBit) != 0 ? 1 : 0;
   }
   // Brings the chunk's index slot into cache ahead of a lookup (walks over many chunks).
@@ -111,9 +114,6 @@ class KvTier {
   bool evict_one();
   std::int32_t evictable_in(List l) const;
   void trim_ghosts();
-  void shrunk(std::uint64_t hash) {
-    if (watched_ == nullptr || watched_->contains(hash)) ++shrink_version_;
-  }
 
   std::string name_;
   std::int64_t capacity_;
@@ -128,7 +128,7 @@ class KvTier {
   double arc_p_ = 0;  // ARC target size of T1
   std::uint64_t grow_version_ = 0;
   std::uint64_t shrink_version_ = 0;
-  const FlatHashMap* watched_ = nullptr;
+  std::vector<std::int32_t> watch_;  // per entry slot: memoized lookups relying on it
   TierStats stats_;
 };
 

@@ -31,10 +31,11 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
     }
     return -1;
   }
-  // find() and whether the found tier's copy is pinned by a load, from the tiers' indexes.
-  int find_pinned(std::uint64_t h, bool& pinned) const {
+  // find(), whether the found tier's copy is pinned by a load, and its entry slot, from the
+  // tiers' indexes.
+  int find_pinned(std::uint64_t h, bool& pinned, std::int32_t& entry) const {
     for (std::size_t p = 0; p < paths_.size(); ++p) {
-      const int st = tier_at(p).state(h);
+      const int st = tier_at(p).state(h, entry);
       if (st >= 0) {
         pinned = st > 0;
         return static_cast<int>(p);
@@ -82,24 +83,34 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
       }
     }
     if (!reuse) {
-      const std::int64_t from = end;
       deferred = false;
       for (std::int64_t c = end; c < std::min(end + kLookahead, last); ++c) prefetch(r, c, last);
       for (std::int64_t c = end; c < last; ++c) {
         prefetch(r, c + kLookahead, last);
         bool pinned = false;
-        if (find_pinned(key(r, c), pinned) < 0) break;
+        std::int32_t entry = 0;
+        const int p = find_pinned(key(r, c), pinned, entry);
+        if (p < 0) break;
         // Blocks being loaded for another request: ask again later (native connector).
         if (!synchronous() && pinned) {
           deferred = true;
           break;
         }
+        // The entries the answer relies on: evicting one of them changes it.
+        if (memo) {
+          tier_at(static_cast<std::size_t>(p)).watch(entry);
+          m.found.emplace_back(p, entry);
+        }
         end = c + 1;
       }
       if (memo) {
-        // The chunks the answer relies on: an eviction or a first pin of one of them changes it.
-        for (std::int64_t c = from; c < end; ++c) sys_.watch(key(r, c));
-        m = Request::MatchMemo{true, deferred, first, local_hit_tokens, r.num_tokens(), grow, shrink, end};
+        m.valid = true;
+        m.deferred = deferred;
+        m.local_hit_tokens = local_hit_tokens;
+        m.num_tokens = r.num_tokens();
+        m.grow = grow;
+        m.shrink = shrink;
+        m.end = end;
       }
     }
     if (deferred) return std::nullopt;
@@ -126,7 +137,8 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
   void forget(const Request& r) override {
     auto& m = r.match_memo;
     if (!m.valid) return;
-    for (std::int64_t c = m.first; c < m.end; ++c) sys_.unwatch(key(r, c));
+    for (const auto& [p, e] : m.found) tier_at(static_cast<std::size_t>(p)).unwatch(e);
+    m.found.clear();
     m.valid = false;
   }
 
@@ -333,7 +345,6 @@ int OffloadSystem::add_tier(std::string name, std::int64_t capacity_blocks, Evic
   rep.capacity_blocks = capacity_blocks;
   reports_.push_back(rep);
   tiers_.push_back(std::make_unique<KvTier>(std::move(name), capacity_blocks, policy));
-  tiers_.back()->set_watch_set(&watched_);
   return static_cast<int>(tiers_.size()) - 1;
 }
 
@@ -362,14 +373,6 @@ Engine* OffloadSystem::on_transfer_done(std::uint64_t tag, SimTime now) {
   Op op = std::move(it->second);
   ops_.erase(it);
   return op.conn->done(op, now);
-}
-
-void OffloadSystem::watch(std::uint64_t hash) { ++watched_.at_or_insert(hash, 0); }
-
-void OffloadSystem::unwatch(std::uint64_t hash) {
-  std::int32_t& n = watched_.at_or_insert(hash, 0);
-  KVSIM_ASSERT(n > 0, "unwatching a chunk nobody watched");
-  if (--n == 0) watched_.erase(hash);
 }
 
 std::vector<TierReport> OffloadSystem::report() const {

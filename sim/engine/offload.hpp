@@ -97,9 +97,6 @@ class OffloadSystem {
   };
   std::uint64_t start(Op op, SimTime now, const hw::Route& route, Bytes bytes, SimTime latency,
                       const std::vector<hw::ResourceId>& resources);
-  // The chunks memoized matches rely on (counted per match); the tiers report changes to them.
-  void watch(std::uint64_t hash);
-  void unwatch(std::uint64_t hash);
 
   hw::FlowNetwork& net_;
   Bytes block_bytes_;
@@ -112,7 +109,6 @@ class OffloadSystem {
   std::vector<std::unique_ptr<EngineConnector>> connectors_;
   std::unordered_map<std::uint64_t, Op> ops_;
   std::uint64_t next_tag_ = 1;
-  FlatHashMap watched_;  // chunk key -> memoized matches relying on it
 };
 
 }  // namespace kvsim::engine

@@ -2,6 +2,7 @@
 // One request inside an engine: its tokens as block hashes, how far its KV has been computed,
 // the blocks it holds and what happened to it. Token counts are plain integers.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "kvsim/core/units.hpp"
@@ -44,12 +45,13 @@ struct Request {
   struct MatchMemo {
     bool valid = false;
     bool deferred = false;            // chunk `end` is pinned by a load: match() said "later"
-    std::int64_t first = 0;           // chunks [first, end) are in the watch set
     std::int64_t local_hit_tokens = 0;
     std::int64_t num_tokens = 0;
     std::uint64_t grow = 0;           // sums of the path's tiers' change counters
     std::uint64_t shrink = 0;
     std::int64_t end = 0;             // chunks [first, end) were ready and unpinned
+    // Where each of those chunks was found (stack position, entry slot), watched there.
+    std::vector<std::pair<std::int32_t, std::int32_t>> found;
   };
   mutable MatchMemo match_memo;
   // The GPU prefix-cache lookup of this waiting request, reused likewise (KvCacheManager).
