@@ -2,6 +2,8 @@
 # Prints kvsim's speed figures, one benchmark case per process so each case's peak memory
 # (getrusage ru_maxrss) is its own. Usage:
 #   bench/run.sh [BUILD_DIR] [CASE_REGEX]      (default build/release, all cases)
+# The case Sweep1000 runs `kvsim sweep scenarios/sweeps/seed-1000.yaml` (1,000 runs of the seed
+# deployment) on all cores into a fresh database and prints its wall and CPU seconds.
 # Build first, in Release:
 #   cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release && cmake --build build/release --target kvsim_bench
 # Columns: wall and CPU seconds per run, simulated seconds per wall second, engine steps per
@@ -11,7 +13,7 @@ build=${1:-build/release}
 filter=${2:-.}
 bin="$build/bench/kvsim_bench"
 [[ -x "$bin" ]] || { echo "no $bin: build the kvsim_bench target first" >&2; exit 2; }
-cases=$("$bin" --benchmark_list_tests | grep -E "$filter")
+cases=$("$bin" --benchmark_list_tests | grep -E "$filter" || true)
 printf '%-28s %9s %9s %14s %12s %12s %10s\n' case wall_s cpu_s sim_s/wall_s steps/s requests/s peak_MiB
 for c in $cases; do
   name=${c%/real_time}
@@ -26,3 +28,20 @@ for b in d["benchmarks"]:
         b["sim_s_per_wall_s"], b["steps_per_s"], b["requests_per_s"], b["peak_rss_MiB"]))
 '
 done
+if [[ "Sweep1000" =~ $filter ]]; then
+  kvsim="$build/sim/cli/kvsim"
+  [[ -x "$kvsim" ]] || { echo "no $kvsim: build the kvsim target first" >&2; exit 2; }
+  db=$(mktemp -d)/seed-1000.db
+  python3 - "$kvsim" "$db" <<'PY'
+import resource, subprocess, sys, time
+kvsim, db = sys.argv[1], sys.argv[2]
+t0 = time.monotonic()
+subprocess.run([kvsim, "sweep", "scenarios/sweeps/seed-1000.yaml", "--db", db, "--progress", "none"],
+               check=True, stdout=subprocess.DEVNULL)
+wall = time.monotonic() - t0
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print("Sweep1000: 1,000 runs of the seed deployment in %.1f s wall, %.1f s CPU (%.1f runs/s), "
+      "largest process %.1f MiB" % (wall, ru.ru_utime + ru.ru_stime, 1000 / wall, ru.ru_maxrss / 1024))
+PY
+  rm -rf "$(dirname "$db")"
+fi

@@ -117,6 +117,13 @@ std::vector<double> dense_layer_features(double tokens, double knee) {
   return {1.0, tokens, std::max(0.0, t128 - knee), std::max(0.0, t256 - knee)};
 }
 
+// dot(dense_layer_features(tokens, knee), coef) without building the vector (once per step).
+double dense_layer_dot(double tokens, double knee, const std::vector<double>& coef) {
+  const double t128 = std::ceil(tokens / 128) * 128;
+  const double t256 = std::ceil(tokens / 256) * 256;
+  return coef[0] + coef[1] * tokens + coef[2] * std::max(0.0, t128 - knee) + coef[3] * std::max(0.0, t256 - knee);
+}
+
 double dense_layer_us(const ProfileBundle& b, double tokens) {
   double t = 0;
   for (const auto& op : dense_layer_ops()) t += op.count * b.dense_op(op.name).at(tokens);
@@ -265,6 +272,13 @@ void check_params(const FittedCoefficients& c, const ModelSpec& m, const Profile
 std::vector<double> attention_features(const BatchShape& batch, double decode_wave,
                                        double prefill_wave_tokens) {
   std::vector<double> f(kAttentionTerms, 0.0);
+  attention_features(batch, decode_wave, prefill_wave_tokens, std::span<double, kAttentionTerms>(f));
+  return f;
+}
+
+void attention_features(const BatchShape& batch, double decode_wave, double prefill_wave_tokens,
+                        std::span<double, kAttentionTerms> f) {
+  std::fill(f.begin(), f.end(), 0.0);
   double ctx_sum = 0;
   double ctx_max = 0;
   for (const auto c : batch.decode_contexts) {
@@ -278,7 +292,7 @@ std::vector<double> attention_features(const BatchShape& batch, double decode_wa
     f[10] = n;
     f[11] = ctx_sum;
     f[12] = ctx_max;
-    return f;
+    return;
   }
   double longest = ctx_max;
   f[0] = 1.0;
@@ -296,7 +310,6 @@ std::vector<double> attention_features(const BatchShape& batch, double decode_wa
   f[7] = longest;
   f[8] = n * n * ctx_mean;
   f[13] = ctx_sum;
-  return f;
 }
 
 FitReport fit_profile(const ProfileBundle& bundle, const ModelSpec& model) {
@@ -510,9 +523,12 @@ FittedModel::FittedModel(FittedCoefficients coefficients, ModelSpec model, Profi
 
 double FittedModel::attention_layer_us(const BatchShape& batch) const {
   if (batch.empty()) return 0;
-  return std::max(0.0, dot(attention_features(batch, c_.attention_decode_wave,
-                                              c_.attention_prefill_wave_tokens),
-                           c_.attention_layer_us));
+  // Once per engine step: features in a local array, no allocation.
+  std::array<double, kAttentionTerms> f{};
+  attention_features(batch, c_.attention_decode_wave, c_.attention_prefill_wave_tokens, f);
+  double us = 0;
+  for (std::size_t i = 0; i < kAttentionTerms; ++i) us += f[i] * c_.attention_layer_us[i];
+  return std::max(0.0, us);
 }
 
 StepBreakdown FittedModel::step_time(const BatchShape& batch) const {
@@ -521,8 +537,7 @@ StepBreakdown FittedModel::step_time(const BatchShape& batch) const {
   const double tokens = static_cast<double>(batch.num_tokens());
   const double seqs = static_cast<double>(batch.num_sequences());
   const double layers = model_.num_layers;
-  double dense_us = layers * std::max(0.0, dot(dense_layer_features(tokens, c_.dense_knee_tokens),
-                                               c_.dense_layer_us)) +
+  double dense_us = layers * std::max(0.0, dense_layer_dot(tokens, c_.dense_knee_tokens, c_.dense_layer_us)) +
                     std::max(0.0, c_.dense_step_us[0] + c_.dense_step_us[1] * tokens);
   double attn_us = layers * attention_layer_us(batch);
   if (batch.prefills.empty()) {

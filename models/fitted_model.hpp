@@ -40,6 +40,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <span>
 #include <vector>
 
 #include "kvsim/models/compute_model.hpp"
@@ -102,6 +103,9 @@ inline constexpr std::size_t kPerSequenceTerms = 2;
 // The attention features e0..e13 of a non-empty batch (equation above).
 std::vector<double> attention_features(const BatchShape& batch, double decode_wave,
                                        double prefill_wave_tokens);
+// The same, written into `f` (no allocation; the engine calls it once per step).
+void attention_features(const BatchShape& batch, double decode_wave, double prefill_wave_tokens,
+                        std::span<double, kAttentionTerms> f);
 
 // Fits every component to the bundle's grid points. The model supplies nothing the fit needs
 // beyond validation (num_layers > 0); the coefficients are per layer or per step.
