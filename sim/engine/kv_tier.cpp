@@ -15,7 +15,6 @@ KvTier::KvTier(std::string name, std::int64_t capacity_chunks, EvictionPolicy po
   const auto reserve = static_cast<std::size_t>(std::min<std::int64_t>(capacity_, std::int64_t{1} << 22));
   entries_.reserve(reserve);
   advise_huge_pages(entries_.data(), reserve * sizeof(Entry));
-  watch_.reserve(reserve);
 }
 
 void KvTier::push_mru(std::int32_t e, List l) {
@@ -49,14 +48,21 @@ std::int32_t KvTier::alloc(std::uint64_t hash) {
   } else {
     e = static_cast<std::int32_t>(entries_.size());
     entries_.emplace_back();
-    watch_.push_back(0);
   }
-  entries_[static_cast<std::size_t>(e)] = Entry{};
-  entries_[static_cast<std::size_t>(e)].hash = hash;
+  reset(e, hash);
   return e;
 }
 
 void KvTier::release(std::int32_t e) { free_.push_back(e); }
+
+void KvTier::reset(std::int32_t e, std::uint64_t hash) {
+  // A fresh entry in slot e; the slot's watch count stays (it counts lookups, not entries).
+  Entry& x = entries_[static_cast<std::size_t>(e)];
+  const std::int32_t watch = x.watch;
+  x = Entry{};
+  x.hash = hash;
+  x.watch = watch;
+}
 
 std::int64_t KvTier::match(std::span<const std::uint64_t> hashes, std::size_t first) {
   std::int64_t n = 0;
@@ -115,7 +121,7 @@ bool KvTier::evict_one() {
   if (const std::int32_t next = list(from).head; next >= 0) index_.prefetch(entries_[static_cast<std::size_t>(next)].hash);
   --ready_;
   ++stats_.evictions;
-  if (watch_[static_cast<std::size_t>(victim)] > 0) ++shrink_version_;
+  if (x.watch > 0) ++shrink_version_;
   if (policy_ == EvictionPolicy::kArc) {
     x.ready = false;
     push_mru(victim, from == List::kT1 ? List::kB1 : List::kB2);
@@ -174,8 +180,7 @@ bool KvTier::begin_store(std::uint64_t hash) {
     unlink(ghost);
     ghosts_.erase(hash);
     e = ghost;
-    entries_[static_cast<std::size_t>(e)] = Entry{};
-    entries_[static_cast<std::size_t>(e)].hash = hash;
+    reset(e, hash);
   } else {
     e = alloc(hash);
   }

@@ -48,8 +48,8 @@ class KvTier {
   // entry slot, so an entry found in this tier can be watched without a second lookup).
   std::uint64_t grow_version() const { return grow_version_; }
   std::uint64_t shrink_version() const { return shrink_version_; }
-  void watch(std::int32_t entry) { ++watch_[static_cast<std::size_t>(entry)]; }
-  void unwatch(std::int32_t entry) { --watch_[static_cast<std::size_t>(entry)]; }
+  void watch(std::int32_t entry) { ++entries_[static_cast<std::size_t>(entry)].watch; }
+  void unwatch(std::int32_t entry) { --entries_[static_cast<std::size_t>(entry)].watch; }
 
   // Consecutive ready entries of `hashes` starting at `first` (counts toward the stats).
   std::int64_t match(std::span<const std::uint64_t> hashes, std::size_t first);
@@ -100,6 +100,7 @@ class KvTier {
     List list = List::kT1;
     bool ready = false;
     int pins = 0;
+    std::int32_t watch = 0;  // memoized lookups relying on this slot (kept across reuse)
   };
   struct DList {
     std::int32_t head = -1, tail = -1;  // head: least recently used
@@ -111,6 +112,7 @@ class KvTier {
   void unlink(std::int32_t e);
   std::int32_t alloc(std::uint64_t hash);
   void release(std::int32_t e);
+  void reset(std::int32_t e, std::uint64_t hash);
   bool evict_one();
   std::int32_t evictable_in(List l) const;
   void trim_ghosts();
@@ -128,7 +130,6 @@ class KvTier {
   double arc_p_ = 0;  // ARC target size of T1
   std::uint64_t grow_version_ = 0;
   std::uint64_t shrink_version_ = 0;
-  std::vector<std::int32_t> watch_;  // per entry slot: memoized lookups relying on it
   TierStats stats_;
 };
 
