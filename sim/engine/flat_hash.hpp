@@ -73,20 +73,7 @@ class FlatHashMap {
   }
 
   // Inserts key -> value when key is absent; returns the value now held for key.
-  std::int32_t try_emplace(std::uint64_t key, std::int32_t value) {
-    if ((size_ + 1) * 2 > cells_.size()) grow();
-    for (std::size_t i = slot(key);; i = (i + 1) & mask_) {
-      Cell& c = cells_[i];
-      if (c.value == kNone) {
-        c.key = key;
-        c.value = value;
-        c.aux = 0;
-        ++size_;
-        return value;
-      }
-      if (c.key == key) return c.value;
-    }
-  }
+  std::int32_t try_emplace(std::uint64_t key, std::int32_t value) { return at_or_insert(key, value); }
   // The value held for key, inserted as `init` when absent. The reference is valid until the
   // next insertion.
   std::int32_t& at_or_insert(std::uint64_t key, std::int32_t init) {
@@ -104,23 +91,7 @@ class FlatHashMap {
     }
   }
   // Sets key -> value, inserting or overwriting.
-  void assign(std::uint64_t key, std::int32_t value) {
-    if ((size_ + 1) * 2 > cells_.size()) grow();
-    for (std::size_t i = slot(key);; i = (i + 1) & mask_) {
-      Cell& c = cells_[i];
-      if (c.value == kNone) {
-        c.key = key;
-        c.value = value;
-        c.aux = 0;
-        ++size_;
-        return;
-      }
-      if (c.key == key) {
-        c.value = value;
-        return;
-      }
-    }
-  }
+  void assign(std::uint64_t key, std::int32_t value) { at_or_insert(key, value) = value; }
   // Removes key; returns whether it was there.
   bool erase(std::uint64_t key) {
     if (size_ == 0) return false;

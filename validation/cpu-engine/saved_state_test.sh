@@ -21,46 +21,13 @@
 # and ./install.sh (it runs it; a no-op once installed). Exits non-zero on any failure.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-work="$(mktemp -d)"
-server_pid=""
-# shellcheck disable=SC2317  # invoked by the EXIT trap
-cleanup() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=test_lib.sh
+source "$here/test_lib.sh"
+use_model "${1:-}" "${2:-}" 4 256 768
 
-model=""
-if [ "${1:-}" = "--model" ]; then model="$2"; fi
-
-"$here/install.sh"
-if [ -z "$model" ]; then
-  model="$work/tiny.gguf"
-  python3 "$here/make_gguf.py" "$model" --layers 4 --hidden 256 --ffn 768 --heads 4 --kv-heads 2 --ctx 2048 2>/dev/null
-fi
-
-start_server() {  # $1 = --saved-state-bytes; sets server_pid and url
-  : >"$work/server.out"
-  node "$here/server.mjs" --model "$model" --port 0 --slots 2 --ctx 2048 --threads "${SMOKE_THREADS:-1}" \
-    --saved-state-bytes "$1" --state-dir "$work/states" >"$work/server.out" 2>"$work/server.err" &
-  server_pid=$!
-  url=""
-  for _ in $(seq 1 240); do
-    url="$(sed -n 's/^listening on //p' "$work/server.out")"
-    [ -n "$url" ] && break
-    kill -0 "$server_pid" 2>/dev/null || { echo "FAIL: server exited"; cat "$work/server.err"; exit 1; }
-    sleep 0.25
-  done
-  [ -n "$url" ] || { echo "FAIL: server did not print its address within 60 s"; cat "$work/server.err"; exit 1; }
+start_server_capped() {  # $1 = --saved-state-bytes; sets server_pid and url
+  start_server --slots 2 --ctx 2048 --saved-state-bytes "$1" --state-dir "$work/states"
   echo "server at $url (saved states up to $1 bytes)"
-}
-stop_server() {
-  kill "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=""
 }
 
 cat >"$work/client.mjs" <<'EOF'
@@ -180,10 +147,10 @@ check(m["cpu_engine:saved_state_bytes"] > 0 && m["cpu_engine:saved_state_bytes"]
 process.exit(failures === 0 ? 0 : 1);
 EOF
 
-start_server $((256 * 1024 * 1024))
+start_server_capped $((256 * 1024 * 1024))
 node "$work/client.mjs" "$url" $((256 * 1024 * 1024)) || { echo "FAIL (server log below)"; tail -20 "$work/server.err"; exit 1; }
 stop_server
-start_server 1200000
+start_server_capped 1200000
 node "$work/client.mjs" "$url" 1200000 cap || { echo "FAIL (server log below)"; tail -20 "$work/server.err"; exit 1; }
 stop_server
 [ -z "$(ls -A "$work/states" 2>/dev/null)" ] || { echo "FAIL: state files left after shutdown"; exit 1; }

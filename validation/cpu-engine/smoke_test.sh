@@ -12,39 +12,10 @@
 # (20+), python3, and ./install.sh to have run (it runs it; that is a no-op once installed).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-work="$(mktemp -d)"
-server_pid=""
-# shellcheck disable=SC2317  # invoked by the EXIT trap
-cleanup() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-model=""
-if [ "${1:-}" = "--model" ]; then model="$2"; fi
-
-"$here/install.sh"
-if [ -z "$model" ]; then
-  model="$work/tiny.gguf"
-  python3 "$here/make_gguf.py" "$model" --layers 2 --hidden 128 --ffn 384 --heads 4 --kv-heads 2 --ctx 2048 2>/dev/null
-fi
-
-# One llama.cpp thread: robust when other processes share the cores (see README.md, Threads).
-node "$here/server.mjs" --model "$model" --port 0 --slots 2 --ctx 1024 --threads "${SMOKE_THREADS:-1}" \
-  >"$work/server.out" 2>"$work/server.err" &
-server_pid=$!
-url=""
-for _ in $(seq 1 240); do
-  url="$(sed -n 's/^listening on //p' "$work/server.out")"
-  [ -n "$url" ] && break
-  kill -0 "$server_pid" 2>/dev/null || { echo "FAIL: server exited"; cat "$work/server.err"; exit 1; }
-  sleep 0.25
-done
-[ -n "$url" ] || { echo "FAIL: server did not print its address within 60 s"; cat "$work/server.err"; exit 1; }
+# shellcheck source=test_lib.sh
+source "$here/test_lib.sh"
+use_model "${1:-}" "${2:-}" 2 128 384
+start_server --slots 2 --ctx 1024
 [ "$(wc -l <"$work/server.out")" -eq 1 ] || { echo "FAIL: server stdout is not exactly one line"; exit 1; }
 echo "server at $url"
 
