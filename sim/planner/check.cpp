@@ -14,24 +14,12 @@
 #include "kvsim/io/summary.hpp"
 #include "kvsim/io/svg_chart.hpp"
 #include "kvsim/planner/capacity_search.hpp"
+#include "kvsim/planner/yaml_fail.hpp"
 #include "kvsim/scenario/simulation.hpp"
 #include "kvsim/scenario/suggest.hpp"
 
 namespace kvsim::planner {
 namespace {
-
-[[noreturn]] void fail_at(const std::string& file, const YAML::Node& node, const std::string& path,
-                          const std::string& message) {
-  Diagnostic d;
-  d.file = file;
-  if (node.IsDefined()) {
-    d.line = node.Mark().line + 1;
-    d.column = node.Mark().column + 1;
-  }
-  d.path = path;
-  d.message = message;
-  throw InputError(d);
-}
 
 std::string scalar(const std::string& file, const YAML::Node& node, const std::string& path) {
   if (!node.IsScalar()) fail_at(file, node, path, "expected a string");

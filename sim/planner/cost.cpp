@@ -7,23 +7,11 @@
 #include <limits>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/planner/yaml_fail.hpp"
 #include "kvsim/scenario/suggest.hpp"
 
 namespace kvsim::planner {
 namespace {
-
-[[noreturn]] void fail_at(const std::string& file, const YAML::Node& node, const std::string& path,
-                          const std::string& message) {
-  Diagnostic d;
-  d.file = file;
-  if (node.IsDefined()) {
-    d.line = node.Mark().line + 1;
-    d.column = node.Mark().column + 1;
-  }
-  d.path = path;
-  d.message = message;
-  throw InputError(d);
-}
 
 double number_at(const std::string& file, const YAML::Node& node, const std::string& path) {
   try {
