@@ -28,7 +28,9 @@ TEST(ProbeTier, FitsTheEmulatedTiersRateAndLatency) {
   o.batch_sizes = {1};
   o.decode_contexts = {64};
   o.decode_tokens = 4;
-  o.repeats = 1;
+  // Three repeats: the fit takes the median at each length, so one request delayed by the
+  // machine's other work does not move it.
+  o.repeats = 3;
   o.offload = true;
   const ProbeResult r = run_probe(o);
   ASSERT_TRUE(r.errors.empty()) << r.errors.front();
@@ -44,6 +46,25 @@ TEST(ProbeTier, FitsTheEmulatedTiersRateAndLatency) {
   EXPECT_NEAR(fit.bytes_per_s, kRate, 0.15 * kRate);
   EXPECT_NEAR(fit.latency_us / 1e3, kLatencyMs, 2.0);
   EXPECT_LT(fit.rms_error_ms, 10.0);
+}
+
+// One repeat delayed by 50 ms (a loaded machine) leaves the median, and so the fit, exact: the
+// points of ExactPointsGiveTheRateAndTravelInTheProfile, three repeats, one of them late.
+TEST(ProbeTier, OneLateRepeatDoesNotMoveTheFit) {
+  ProbeResult r;
+  for (const std::int64_t n : {1000, 3000}) {
+    const double extra_ms = 2.0 + static_cast<double>(n) * 65536.0 / 8e9 * 1e3;
+    for (int rep = 0; rep < 3; ++rep) {
+      const double late_gpu = (rep == 1 && n == 1000) ? 50.0 : 0.0;
+      const double late_tier = (rep == 2 && n == 3000) ? 50.0 : 0.0;
+      r.points.push_back({"cached_prefix", n, n + 10, n, 1, 1, 4.0 + late_gpu, 0});
+      r.points.push_back({"tier_hit", n, n + 10, n, 1, 1, 4.0 + extra_ms + late_tier, 0});
+    }
+  }
+  const TierFit fit = fit_tier(r, 65536);
+  ASSERT_EQ(fit.points.size(), 2U);
+  EXPECT_NEAR(fit.bytes_per_s, 8e9, 1e-6 * 8e9);
+  EXPECT_NEAR(fit.latency_us, 2000.0, 1e-6);
 }
 
 TEST(ProbeTier, TooFewLengthsIsAnInputError) {

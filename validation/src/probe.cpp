@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <array>
 #include <map>
-#include <set>
 #include <cmath>
 #include <fstream>
 #include <memory>
@@ -19,6 +18,12 @@ namespace kvsim::validation {
 namespace {
 
 using nlohmann::ordered_json;
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
 
 std::string chat_body(const std::string& model, const std::string& text, std::int64_t out) {
   const nlohmann::json body{
@@ -324,25 +329,26 @@ bool has_tier_points(const ProbeResult& probe) {
 }
 
 TierFit fit_tier(const ProbeResult& probe, double kv_bytes_per_token) {
-  std::map<std::int64_t, std::pair<double, int>> gpu;  // prompt tokens -> (sum ttft, count)
+  // Per prompt length, the median of the repeats: a loaded machine only ever adds time, and one
+  // late request must not move the fit.
+  std::map<std::int64_t, std::vector<double>> gpu, tier, tier_tokens;
   for (const auto& p : probe.points) {
-    if (p.kind != "cached_prefix") continue;
-    auto& g = gpu[p.prompt_tokens];
-    g.first += p.ttft_ms;
-    ++g.second;
+    if (p.kind == "cached_prefix") {
+      gpu[p.prompt_tokens].push_back(p.ttft_ms);
+    } else if (p.kind == "tier_hit") {
+      tier[p.prompt_tokens].push_back(p.ttft_ms);
+      tier_tokens[p.prompt_tokens].push_back(
+          static_cast<double>(p.cached_tokens >= 0 ? p.cached_tokens : p.prompt_tokens));
+    }
   }
   TierFit fit;
-  std::set<std::int64_t> lengths;
-  for (const auto& p : probe.points) {
-    if (p.kind != "tier_hit") continue;
-    const auto g = gpu.find(p.prompt_tokens);
+  for (auto& [len, ttfts] : tier) {
+    const auto g = gpu.find(len);
     if (g == gpu.end()) continue;
-    const double tokens = static_cast<double>(p.cached_tokens >= 0 ? p.cached_tokens : p.prompt_tokens);
-    fit.points.push_back({p.prompt_tokens, tokens * kv_bytes_per_token,
-                          p.ttft_ms - g->second.first / g->second.second, 0});
-    lengths.insert(p.prompt_tokens);
+    fit.points.push_back({len, median_of(tier_tokens[len]) * kv_bytes_per_token,
+                          median_of(ttfts) - median_of(g->second), 0});
   }
-  if (lengths.size() < 2) {
+  if (fit.points.size() < 2) {
     throw InputError("", 0, 0,
                      "calibrate --measured: the offload-tier fit needs tier_hit points at 2 or more "
                      "prompt lengths (kvsim probe --offload)");

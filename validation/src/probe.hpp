@@ -96,9 +96,9 @@ models::FittedCoefficients probe_coefficients(const ProbeFit& fit, const ProbeRe
                                               int num_layers, const std::string& source);
 
 // The offload tier's load path fitted to the tier_hit points (Eigen least squares over the
-// prompt lengths): for each, t_tier - t_gpu_hit = latency + bytes / rate, t_gpu_hit the mean
-// cached_prefix TTFT at the same length, bytes = cached tokens (usage) x the model's KV bytes per
-// token.
+// prompt lengths): for each, t_tier - t_gpu_hit = latency + bytes / rate, with t_tier and
+// t_gpu_hit the medians over the repeats of the tier_hit and cached_prefix TTFTs at that length,
+// bytes = cached tokens (usage) x the model's KV bytes per token.
 struct TierFit {
   double latency_us = 0;
   double bytes_per_s = 0;
