@@ -203,16 +203,27 @@ void KvTier::finish_store(std::uint64_t hash) {
   ++grow_version_;
 }
 
-void KvTier::pin(std::uint64_t hash) {
-  FlatHashMap::Cell* c = index_.find_cell(hash);
-  KVSIM_ASSERT(c != nullptr && entries_[static_cast<std::size_t>(c->value)].ready,
-               "a load pinned a chunk that is not ready in tier '" + name_ + "'");
-  if (entries_[static_cast<std::size_t>(c->value)].pins++ == 0) {
-    c->aux |= kPinnedBit;
+void KvTier::pin_cell(FlatHashMap::Cell& c) {
+  if (entries_[static_cast<std::size_t>(c.value)].pins++ == 0) {
+    c.aux |= kPinnedBit;
     ++pinned_;
     ++shrink_version_;
   }
   ++stats_.loads;
+}
+
+void KvTier::pin(std::uint64_t hash) {
+  FlatHashMap::Cell* c = index_.find_cell(hash);
+  KVSIM_ASSERT(c != nullptr && entries_[static_cast<std::size_t>(c->value)].ready,
+               "a load pinned a chunk that is not ready in tier '" + name_ + "'");
+  pin_cell(*c);
+}
+
+std::int32_t KvTier::pin_if_ready(std::uint64_t hash) {
+  FlatHashMap::Cell* c = index_.find_cell(hash);
+  if (c == nullptr || (c->aux & kReadyBit) == 0) return -1;
+  pin_cell(*c);
+  return c->value;
 }
 
 void KvTier::unpin(std::uint64_t hash) {
@@ -238,6 +249,15 @@ void KvTier::touch(std::span<const std::uint64_t> hashes) {
     if (e == FlatHashMap::kNone) continue;
     unlink(e);
     push_mru(e, policy_ == EvictionPolicy::kArc ? List::kT2 : List::kT1);
+  }
+}
+
+void KvTier::touch_entries(std::span<const std::int32_t> entries) {
+  const List to = policy_ == EvictionPolicy::kArc ? List::kT2 : List::kT1;
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    KVSIM_ASSERT(entries_[static_cast<std::size_t>(*it)].pins > 0, "touch_entries of an unpinned entry");
+    unlink(*it);
+    push_mru(*it, to);
   }
 }
 

@@ -78,9 +78,14 @@ class KvTier {
   void finish_store(std::uint64_t hash);
   // A load reads the chunk: it may not be evicted until unpin().
   void pin(std::uint64_t hash);
+  // pin() when the chunk is ready here, with the same lookup; returns its entry slot (for
+  // touch_entries), or -1 when it is not ready here.
+  std::int32_t pin_if_ready(std::uint64_t hash);
   void unpin(std::uint64_t hash);
   // Marks chunks used, last to first, so that the first ends most recently used.
   void touch(std::span<const std::uint64_t> hashes);
+  // touch() of chunks given by the entry slots pin_if_ready() returned (still pinned).
+  void touch_entries(std::span<const std::int32_t> entries);
 
   const TierStats& stats() const { return stats_; }
   // For tests: resident hashes from least to most recently used (LRU order; for ARC, T1 then T2).
@@ -108,6 +113,7 @@ class KvTier {
   };
   DList& list(List l) { return lists_[static_cast<int>(l)]; }
   const DList& list(List l) const { return lists_[static_cast<int>(l)]; }
+  void pin_cell(FlatHashMap::Cell& c);
   void push_mru(std::int32_t e, List l);
   void unlink(std::int32_t e);
   std::int32_t alloc(std::uint64_t hash);

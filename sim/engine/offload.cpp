@@ -64,11 +64,14 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
     // queue is matched again every step. With no tier change that could shorten the run of
     // ready, unpinned chunks since the last match, that run still holds, and only changes that
     // lengthen it happened: resume the walk where it stopped, or reuse the answer outright.
-    const bool memo = !synchronous() && engine_.fast_paths();
+    // Most requests are matched once (admitted, or parked for a load): watching the entries
+    // costs a second visit to each, so only a request matched again (blocked at the head of the
+    // queue) memoizes its walk.
+    auto& m = r.match_memo;
+    const bool memo = !synchronous() && engine_.fast_paths() && m.matches++ > 0;
     std::uint64_t grow = 0;
     std::uint64_t shrink = 0;
     bool reuse = false;
-    auto& m = r.match_memo;
     if (memo) {
       for (std::size_t p = 0; p < paths_.size(); ++p) {
         grow += tier_at(p).grow_version();
@@ -146,15 +149,23 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
     const std::int64_t ct = chunk_tokens();
     const std::int64_t c0 = first_token / ct;
     const std::int64_t end = (first_token + tokens + ct - 1) / ct;
-    // Where each chunk is read from: one lookup pass (looking ahead), used for the loads and
-    // the per-tier hit counts.
+    // Where each chunk is read from: one lookup pass (looking ahead) that also pins each chunk
+    // in the tier it is read from, used for the loads and the per-tier hit counts.
     found_.clear();
+    found_entries_.clear();
     for (std::int64_t c = c0; c < std::min(c0 + kLookahead, end); ++c) prefetch(r, c, end);
     for (std::int64_t c = c0; c < end; ++c) {
       prefetch(r, c + kLookahead, end);
-      const int p = find(key(r, c));
+      const std::uint64_t h = key(r, c);
+      int p = -1;
+      std::int32_t e = -1;
+      for (std::size_t pos = 0; pos < paths_.size() && e < 0; ++pos) {
+        e = tier_at(pos).pin_if_ready(h);
+        if (e >= 0) p = static_cast<int>(pos);
+      }
       KVSIM_ASSERT(p >= 0, "a matched chunk vanished before its load started");
       found_.push_back(p);
+      found_entries_.push_back(e);
     }
     hit_tokens_by_tier(first_token, tokens);
     int started = 0;
@@ -162,14 +173,15 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
     while (c < end) {
       const int p = found_[static_cast<std::size_t>(c - c0)];
       Op op{Op::Kind::kLoad, this, r.id, p, {}};
+      const std::int64_t group = c;
       while (c < end && found_[static_cast<std::size_t>(c - c0)] == p) {
         op.hashes.push_back(key(r, c));
         ++c;
       }
       const TierPath& path = paths_[static_cast<std::size_t>(p)];
       KvTier& tier = tier_at(static_cast<std::size_t>(p));
-      for (const auto h : op.hashes) tier.pin(h);
-      tier.touch(op.hashes);
+      tier.touch_entries(std::span<const std::int32_t>(found_entries_).subspan(
+          static_cast<std::size_t>(group - c0), static_cast<std::size_t>(c - group)));
       const auto n = static_cast<std::int64_t>(op.hashes.size());
       const Bytes bytes = sys_.block_bytes_ * (n * sys_.chunk_blocks_);
       TierReport& rep = sys_.reports_[static_cast<std::size_t>(path.tier)];
@@ -324,6 +336,7 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
   // LMCache lookups: (stack position, chunk key) pinned per request until its load starts.
   std::unordered_map<std::uint64_t, std::vector<std::pair<int, std::uint64_t>>> lookup_pins_;
   std::vector<int> found_;  // start_load: stack position of each chunk loaded
+  std::vector<std::int32_t> found_entries_;  // start_load: its entry slot there (pinned)
 };
 
 OffloadSystem::OffloadSystem(hw::FlowNetwork& network, Bytes block_bytes, int block_size, bool prompt_only,

@@ -44,6 +44,7 @@ struct Request {
   // counters say its answer still holds (an exact fast path; see OffloadSystem).
   struct MatchMemo {
     bool valid = false;
+    int matches = 0;                  // match() calls so far; the first one memoizes nothing
     bool deferred = false;            // chunk `end` is pinned by a load: match() said "later"
     std::int64_t local_hit_tokens = 0;
     std::int64_t num_tokens = 0;
