@@ -175,6 +175,11 @@ struct Simulation::Impl : workload::WorkloadContext {
   std::uint64_t submit(workload::RequestSpec spec) override;
   int route(const workload::RequestSpec& spec, const engine::Request& r);
   int least_loaded(const std::vector<int>& candidates) const;
+  int load(int e) const;  // requests running and waiting on engine e
+  enum class Routing { kSessionAffinity, kRoundRobin, kLeastLoaded, kPrefixAware };
+  static Routing routing_of(const std::string& policy);
+  Routing routing = routing_of(scenario.routing.policy);
+  std::vector<int> route_scratch;  // prefix_aware: the engines tied for the longest hit
   void wake_at(SimTime t, std::int64_t tag) override {
     KVSIM_ASSERT(t >= clock, "a timer was set in the past");
     events.push(t, Event{EventKind::kWake, tag});
@@ -318,43 +323,63 @@ Simulation::Impl::Impl(const Scenario& s, std::unique_ptr<workload::Driver> cust
   info.memory_breakdown = kv.explanation;
 }
 
+int Simulation::Impl::load(int e) const {
+  const auto& eng = *engines[static_cast<std::size_t>(e)];
+  return eng.num_running() + eng.num_waiting();
+}
+
 int Simulation::Impl::least_loaded(const std::vector<int>& candidates) const {
   int best = candidates.front();
   for (const int e : candidates) {
-    const auto& a = *engines[static_cast<std::size_t>(e)];
-    const auto& b = *engines[static_cast<std::size_t>(best)];
-    if (a.num_running() + a.num_waiting() < b.num_running() + b.num_waiting()) best = e;
+    if (load(e) < load(best)) best = e;
   }
   return best;
+}
+
+Simulation::Impl::Routing Simulation::Impl::routing_of(const std::string& policy) {
+  // The scenario decoder admits only these names (tables.cpp); read once, not per request.
+  if (policy == "round_robin") return Routing::kRoundRobin;
+  if (policy == "least_loaded") return Routing::kLeastLoaded;
+  if (policy == "prefix_aware") return Routing::kPrefixAware;
+  return Routing::kSessionAffinity;
 }
 
 int Simulation::Impl::route(const workload::RequestSpec& spec, const engine::Request& r) {
   const auto n = static_cast<int>(engines.size());
   if (n == 1) return 0;
-  const std::string& policy = scenario.routing.policy;
   auto round_robin = [&] {
     const int e = next_server;
     next_server = (next_server + 1) % n;
     return e;
   };
-  std::vector<int> all(static_cast<std::size_t>(n));
-  for (int e = 0; e < n; ++e) all[static_cast<std::size_t>(e)] = e;
-  if (policy == "round_robin") return round_robin();
-  if (policy == "least_loaded") return least_loaded(all);
-  if (policy == "prefix_aware") {
-    // The engine whose GPU prefix cache holds the longest prefix of the request; ties (and no
-    // hit anywhere) go to the least loaded of them.
-    std::int64_t best_hit = -1;
-    std::vector<int> best;
-    for (int e = 0; e < n; ++e) {
-      const std::int64_t hit = engines[static_cast<std::size_t>(e)]->kv().cached_prefix_blocks(r.block_hashes);
-      if (hit > best_hit) {
-        best_hit = hit;
-        best.clear();
+  switch (routing) {
+    case Routing::kRoundRobin:
+      return round_robin();
+    case Routing::kLeastLoaded: {
+      int best = 0;
+      for (int e = 1; e < n; ++e) {
+        if (load(e) < load(best)) best = e;
       }
-      if (hit == best_hit) best.push_back(e);
+      return best;
     }
-    return least_loaded(best);
+    case Routing::kPrefixAware: {
+      // The engine whose GPU prefix cache holds the longest prefix of the request; ties (and no
+      // hit anywhere) go to the least loaded of them.
+      std::int64_t best_hit = -1;
+      std::vector<int>& best = route_scratch;
+      best.clear();
+      for (int e = 0; e < n; ++e) {
+        const std::int64_t hit = engines[static_cast<std::size_t>(e)]->kv().cached_prefix_blocks(r.block_hashes);
+        if (hit > best_hit) {
+          best_hit = hit;
+          best.clear();
+        }
+        if (hit == best_hit) best.push_back(e);
+      }
+      return least_loaded(best);
+    }
+    case Routing::kSessionAffinity:
+      break;
   }
   // session_affinity: a conversation stays on the engine that served its first turn (its KV is
   // there); new conversations and requests without one go round robin.
