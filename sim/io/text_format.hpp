@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kvsim/core/json_string.hpp"
+
 namespace kvsim::io {
 
 // Python's f"{v:.{decimals}f}": fixed notation, correctly rounded; "nan", "inf", "-inf".
@@ -31,8 +33,8 @@ std::string format_thousands(std::int64_t v);
 // The strings are not yet padded to a common width.
 std::vector<std::string> pandas_float_column(std::span<const double> values, int digits);
 
-// A JSON string literal, quotes included (RFC 8259 escaping; control characters as \uXXXX).
-std::string json_quote(std::string_view s);
+// A JSON string literal, quotes included (sim/core/json_string.hpp).
+using kvsim::json_quote;
 // A JSON number in shortest round-trip form, or null for NaN and infinities.
 std::string json_number(double v);
 // A CSV field (RFC 4180): quoted, with doubled quotes, only when it holds a comma, a quote,

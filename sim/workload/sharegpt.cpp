@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/core/json_string.hpp"
 #include "kvsim/workload/json_locator.hpp"
 #include "kvsim/workload/prompt.hpp"
 #include "kvsim/workload/token_count.hpp"
@@ -41,47 +42,6 @@ struct Turn {
   std::string value;
   JsonPath path;  // of the turn's object
 };
-
-// Python's json.dumps string escaping with ensure_ascii=False.
-void append_json_string(std::string& out, const std::string& s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20U) {
-          out += "\\u00";
-          out += kHex[c >> 4U];
-          out += kHex[c & 0xFU];
-        } else {
-          out += ch;
-        }
-    }
-  }
-  out += '"';
-}
 
 }  // namespace
 
