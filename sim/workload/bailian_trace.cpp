@@ -8,24 +8,12 @@
 namespace kvsim::workload {
 
 Trace parse_bailian(std::istream& in, const std::string& display_name, int hash_block_tokens) {
-  if (hash_block_tokens <= 0) {
-    throw InputError(Diagnostic{"", 0, 0, "trace.hash_block_tokens", "must be >= 1"});
-  }
-  Trace trace;
-  trace.format = "bailian";
-  trace.source = display_name;
-  trace.hash_block_tokens = hash_block_tokens;
+  Trace trace = detail::hashed_trace("bailian", display_name, hash_block_tokens);
   std::vector<std::int64_t> chat_ids;
   std::vector<std::int64_t> parent_ids;
   std::vector<int> turns;  // 0: not given
   std::map<std::int64_t, std::size_t> by_chat_id;
-  std::string text;
-  int line = 0;
-  while (std::getline(in, text)) {
-    ++line;
-    if (!text.empty() && text.back() == '\r') text.pop_back();
-    if (detail::blank_line(text)) continue;
-    const detail::JsonLine row(display_name, line, text);
+  detail::for_each_jsonl_row(in, display_name, [&](const detail::JsonLine& row, int line) {
     TraceRequest r;
     r.line = line;
     const std::int64_t chat_id = row.integer("chat_id", 0);
@@ -41,15 +29,7 @@ Trace parse_bailian(std::istream& in, const std::string& display_name, int hash_
                          ? static_cast<int>(std::min<std::int64_t>(row.integer("turn", 1),
                                                                    std::numeric_limits<int>::max()))
                          : 0;
-    r.hash_ids = row.id_list("hash_ids");
-    const std::int64_t blocks = (r.input_length + hash_block_tokens - 1) / hash_block_tokens;
-    if (static_cast<std::int64_t>(r.hash_ids.size()) != blocks) {
-      row.fail({JsonPathItem::member("hash_ids")},
-               "has " + std::to_string(r.hash_ids.size()) + " ids; input_length " +
-                   std::to_string(r.input_length) + " needs ceil(" +
-                   std::to_string(r.input_length) + "/" + std::to_string(hash_block_tokens) +
-                   ") = " + std::to_string(blocks));
-    }
+    r.hash_ids = detail::hash_ids(row, r.input_length, hash_block_tokens);
     if (parent == chat_id)
       row.fail({JsonPathItem::member("parent_chat_id")}, "is the row's own chat_id");
     const auto [it, inserted] = by_chat_id.emplace(chat_id, trace.requests.size());
@@ -62,7 +42,7 @@ Trace parse_bailian(std::istream& in, const std::string& display_name, int hash_
     parent_ids.push_back(parent);
     turns.push_back(turn);
     trace.requests.push_back(std::move(r));
-  }
+  });
   const std::size_t n = trace.requests.size();
   std::vector<std::int64_t> parent_pos(n, -1);
   for (std::size_t i = 0; i < n; ++i) {

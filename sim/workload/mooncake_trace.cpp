@@ -8,36 +8,16 @@
 namespace kvsim::workload {
 
 Trace parse_mooncake(std::istream& in, const std::string& display_name, int hash_block_tokens) {
-  if (hash_block_tokens <= 0) {
-    throw InputError(Diagnostic{"", 0, 0, "trace.hash_block_tokens", "must be >= 1"});
-  }
-  Trace trace;
-  trace.format = "mooncake";
-  trace.source = display_name;
-  trace.hash_block_tokens = hash_block_tokens;
-  std::string text;
-  int line = 0;
-  while (std::getline(in, text)) {
-    ++line;
-    if (!text.empty() && text.back() == '\r') text.pop_back();
-    if (detail::blank_line(text)) continue;
-    const detail::JsonLine row(display_name, line, text);
+  Trace trace = detail::hashed_trace("mooncake", display_name, hash_block_tokens);
+  detail::for_each_jsonl_row(in, display_name, [&](const detail::JsonLine& row, int line) {
     TraceRequest r;
     r.line = line;
     r.timestamp_ms = row.non_negative("timestamp", "milliseconds");
     r.input_length = row.integer("input_length", 1);
     r.output_length = row.integer("output_length", 1);
-    r.hash_ids = row.id_list("hash_ids");
-    const std::int64_t blocks = (r.input_length + hash_block_tokens - 1) / hash_block_tokens;
-    if (static_cast<std::int64_t>(r.hash_ids.size()) != blocks) {
-      row.fail({JsonPathItem::member("hash_ids")},
-               "has " + std::to_string(r.hash_ids.size()) + " ids; input_length " +
-                   std::to_string(r.input_length) + " needs ceil(" +
-                   std::to_string(r.input_length) + "/" + std::to_string(hash_block_tokens) +
-                   ") = " + std::to_string(blocks));
-    }
+    r.hash_ids = detail::hash_ids(row, r.input_length, hash_block_tokens);
     trace.requests.push_back(std::move(r));
-  }
+  });
   sort_trace(trace, {});
   return trace;
 }

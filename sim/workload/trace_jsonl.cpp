@@ -20,6 +20,29 @@ bool fits_int64(const json& v) {
 
 }  // namespace
 
+Trace hashed_trace(const char* format, const std::string& display_name, int hash_block_tokens) {
+  if (hash_block_tokens <= 0) {
+    throw InputError(Diagnostic{"", 0, 0, "trace.hash_block_tokens", "must be >= 1"});
+  }
+  Trace trace;
+  trace.format = format;
+  trace.source = display_name;
+  trace.hash_block_tokens = hash_block_tokens;
+  return trace;
+}
+
+std::vector<std::int64_t> hash_ids(const JsonLine& row, std::int64_t input_length, int hash_block_tokens) {
+  std::vector<std::int64_t> ids = row.id_list("hash_ids");
+  const std::int64_t blocks = (input_length + hash_block_tokens - 1) / hash_block_tokens;
+  if (static_cast<std::int64_t>(ids.size()) != blocks) {
+    row.fail({JsonPathItem::member("hash_ids")},
+             "has " + std::to_string(ids.size()) + " ids; input_length " + std::to_string(input_length) +
+                 " needs ceil(" + std::to_string(input_length) + "/" + std::to_string(hash_block_tokens) +
+                 ") = " + std::to_string(blocks));
+  }
+  return ids;
+}
+
 bool blank_line(const std::string& text) {
   return text.find_first_not_of(" \t\r") == std::string::npos;
 }

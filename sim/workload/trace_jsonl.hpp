@@ -3,11 +3,13 @@
 // and read typed keys from its object, throwing InputError `file:LINE:COL: error: <key>: <reason>`
 // located at the offending value.
 #include <cstdint>
+#include <istream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "kvsim/workload/json_locator.hpp"
+#include "kvsim/workload/trace.hpp"
 
 namespace kvsim::workload::detail {
 
@@ -35,5 +37,26 @@ class JsonLine {
 
 // True when `text` is blank (spaces, tabs, a CR).
 bool blank_line(const std::string& text);
+
+// Calls on_row(row, line) for each line of `in` that is not blank, parsed (a trailing CR cut).
+template <class OnRow>
+void for_each_jsonl_row(std::istream& in, const std::string& display_name, OnRow&& on_row) {
+  std::string text;
+  int line = 0;
+  while (std::getline(in, text)) {
+    ++line;
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+    if (blank_line(text)) continue;
+    const JsonLine row(display_name, line, text);
+    on_row(row, line);
+  }
+}
+
+// An empty trace of `format` read from `display_name`, with hash blocks of `hash_block_tokens`
+// tokens (InputError at trace.hash_block_tokens unless >= 1).
+Trace hashed_trace(const char* format, const std::string& display_name, int hash_block_tokens);
+
+// The row's "hash_ids": one id per `hash_block_tokens` tokens of input_length, rounded up.
+std::vector<std::int64_t> hash_ids(const JsonLine& row, std::int64_t input_length, int hash_block_tokens);
 
 }  // namespace kvsim::workload::detail
