@@ -202,9 +202,13 @@ TEST(Replay, DisconnectsWithoutAnAnswerFailAfterTheirRetries) {
 TEST(Replay, TraceRequestsAreSentOpenLoopAtTheirTimestamps) {
   // tests/fixtures/workload/small_trace.jsonl: arrivals at 0, 100, 250 and 250 ms (a blank line
   // skipped); the second request shares hash blocks 0 and 1 (1,024 tokens) with the first.
+  // Time scaled by 4 (0, 400, 1,000, 1,000 ms): the first request (about 40 ms on the fake
+  // server) has ended, and its KV is cached, well before the one that reuses it is sent, even on
+  // a loaded machine.
   const auto sc = load({{"workload.kind", "trace"},
                         {"workload.trace.file", std::string(KVSIM_TEST_DATA_DIR) +
-                                                    "/fixtures/workload/small_trace.jsonl"}});
+                                                    "/fixtures/workload/small_trace.jsonl"},
+                        {"workload.trace.time_scale", "4"}});
   FakeServer server({"--mode", "ok"});
   const ReplayRun run = run_replay(sc, options(server.url()));
   EXPECT_EQ(run.workload_kind, "trace");
@@ -215,7 +219,7 @@ TEST(Replay, TraceRequestsAreSentOpenLoopAtTheirTimestamps) {
     EXPECT_EQ(r.conversation_index, -1);
     by_submit[r.submit_index] = &r;
   }
-  const double arrivals[] = {0, 100, 250, 250};
+  const double arrivals[] = {0, 400, 1000, 1000};
   const std::int64_t outputs[] = {10, 5, 20, 1};  // trace order, ties kept in file order
   for (std::int64_t i = 0; i < 4; ++i) {
     const ReplayRecord& r = *by_submit.at(i);
