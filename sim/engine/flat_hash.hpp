@@ -1,10 +1,11 @@
 #pragma once
 // A flat hash map from 64-bit keys (block and chunk hashes) to 32-bit values (block or entry
 // indices), for the lookups on the simulation's hot path (prefix-cache hits, tier matches).
-// Open addressing with linear probing in one power-of-two array, keys mixed with the
-// splitmix64 finalizer, deletion by backward shift (no tombstones), grown to keep the load at
-// most 1/2. Unlike std::unordered_map it allocates only when it grows and a lookup touches one
-// or two cache lines. Nothing iterates it, so its layout never reaches a result.
+// Open addressing with linear probing in one power-of-two array, slots by Fibonacci hashing,
+// deletion by backward shift (no tombstones), grown to keep the load at most 1/2. Unlike
+// std::unordered_map it allocates only when it grows and a lookup touches one or two cache lines.
+// Nothing iterates it, so its layout never reaches a result.
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -120,15 +121,11 @@ class FlatHashMap {
   }
 
  private:
-  static std::uint64_t mix(std::uint64_t x) {
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return x;
+  // Fibonacci hashing: the top bits of key x 2^64/phi. One multiply; the keys are block hashes,
+  // already well mixed, and the multiply spreads any others.
+  std::size_t slot(std::uint64_t key) const {
+    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> shift_);
   }
-  std::size_t slot(std::uint64_t key) const { return static_cast<std::size_t>(mix(key)) & mask_; }
   void grow() {
     std::vector<Cell> old;
     old.swap(cells_);
@@ -137,6 +134,7 @@ class FlatHashMap {
     advise_huge_pages(cells_.data(), n * sizeof(Cell));
     cells_.assign(n, Cell{});
     mask_ = n - 1;
+    shift_ = 64 - std::countr_zero(n);
     size_ = 0;
     for (const Cell& c : old) {
       if (c.value == kNone) continue;
@@ -152,6 +150,7 @@ class FlatHashMap {
 
   std::vector<Cell> cells_;
   std::size_t mask_ = 0;
+  int shift_ = 64;
   std::size_t size_ = 0;
 };
 
