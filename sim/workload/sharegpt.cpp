@@ -12,6 +12,7 @@
 #include "kvsim/workload/json_locator.hpp"
 #include "kvsim/workload/prompt.hpp"
 #include "kvsim/workload/token_count.hpp"
+#include "kvsim/workload/trace_jsonl.hpp"
 
 namespace kvsim::workload {
 namespace {
@@ -344,13 +345,7 @@ std::vector<Conversation> to_conversations(const std::vector<OpenAiConversation>
 Trace conversations_to_trace(const std::vector<Conversation>& conversations,
                              const ChatTemplate& chat_template, int hash_block_tokens,
                              const std::string& format, const std::string& source) {
-  if (hash_block_tokens <= 0) {
-    throw InputError(Diagnostic{"", 0, 0, "trace.hash_block_tokens", "must be >= 1"});
-  }
-  Trace trace;
-  trace.format = format;
-  trace.source = source;
-  trace.hash_block_tokens = hash_block_tokens;
+  Trace trace = detail::hashed_trace(format, source, hash_block_tokens);
   std::map<std::uint64_t, std::int64_t> ids;
   std::int64_t next_id = 0;
   std::vector<std::int64_t> parents;

@@ -20,7 +20,7 @@ bool fits_int64(const json& v) {
 
 }  // namespace
 
-Trace hashed_trace(const char* format, const std::string& display_name, int hash_block_tokens) {
+Trace hashed_trace(const std::string& format, const std::string& display_name, int hash_block_tokens) {
   if (hash_block_tokens <= 0) {
     throw InputError(Diagnostic{"", 0, 0, "trace.hash_block_tokens", "must be >= 1"});
   }

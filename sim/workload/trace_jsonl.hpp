@@ -54,7 +54,7 @@ void for_each_jsonl_row(std::istream& in, const std::string& display_name, OnRow
 
 // An empty trace of `format` read from `display_name`, with hash blocks of `hash_block_tokens`
 // tokens (InputError at trace.hash_block_tokens unless >= 1).
-Trace hashed_trace(const char* format, const std::string& display_name, int hash_block_tokens);
+Trace hashed_trace(const std::string& format, const std::string& display_name, int hash_block_tokens);
 
 // The row's "hash_ids": one id per `hash_block_tokens` tokens of input_length, rounded up.
 std::vector<std::int64_t> hash_ids(const JsonLine& row, std::int64_t input_length, int hash_block_tokens);
