@@ -43,6 +43,15 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
     }
     return -1;
   }
+  // find(), pinning the chunk in the tier it is read from (one lookup per tier): its stack
+  // position, with its entry slot there in `entry`; -1 when no tier holds it ready.
+  int pin_where_ready(std::uint64_t h, std::int32_t& entry) {
+    for (std::size_t p = 0; p < paths_.size(); ++p) {
+      entry = tier_at(p).pin_if_ready(h);
+      if (entry >= 0) return static_cast<int>(p);
+    }
+    return -1;
+  }
   // Walks over a request's chunks look ahead this far, so the index lookups overlap.
   static constexpr std::int64_t kLookahead = 16;
   void prefetch(const Request& r, std::int64_t chunk, std::int64_t last) const {
@@ -156,13 +165,8 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
     for (std::int64_t c = c0; c < std::min(c0 + kLookahead, end); ++c) prefetch(r, c, end);
     for (std::int64_t c = c0; c < end; ++c) {
       prefetch(r, c + kLookahead, end);
-      const std::uint64_t h = key(r, c);
-      int p = -1;
       std::int32_t e = -1;
-      for (std::size_t pos = 0; pos < paths_.size() && e < 0; ++pos) {
-        e = tier_at(pos).pin_if_ready(h);
-        if (e >= 0) p = static_cast<int>(pos);
-      }
+      const int p = pin_where_ready(key(r, c), e);
       KVSIM_ASSERT(p >= 0, "a matched chunk vanished before its load started");
       found_.push_back(p);
       found_entries_.push_back(e);

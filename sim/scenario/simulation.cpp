@@ -179,7 +179,7 @@ struct Simulation::Impl : workload::WorkloadContext {
   enum class Routing { kSessionAffinity, kRoundRobin, kLeastLoaded, kPrefixAware };
   static Routing routing_of(const std::string& policy);
   Routing routing = routing_of(scenario.routing.policy);
-  std::vector<int> route_scratch;  // prefix_aware: the engines tied for the longest hit
+  std::vector<int> route_scratch;  // the engines route() chooses among (no allocation per request)
   void wake_at(SimTime t, std::int64_t tag) override {
     KVSIM_ASSERT(t >= clock, "a timer was set in the past");
     events.push(t, Event{EventKind::kWake, tag});
@@ -355,13 +355,10 @@ int Simulation::Impl::route(const workload::RequestSpec& spec, const engine::Req
   switch (routing) {
     case Routing::kRoundRobin:
       return round_robin();
-    case Routing::kLeastLoaded: {
-      int best = 0;
-      for (int e = 1; e < n; ++e) {
-        if (load(e) < load(best)) best = e;
-      }
-      return best;
-    }
+    case Routing::kLeastLoaded:
+      route_scratch.resize(static_cast<std::size_t>(n));
+      for (int e = 0; e < n; ++e) route_scratch[static_cast<std::size_t>(e)] = e;
+      return least_loaded(route_scratch);
     case Routing::kPrefixAware: {
       // The engine whose GPU prefix cache holds the longest prefix of the request; ties (and no
       // hit anywhere) go to the least loaded of them.

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/io/stats.hpp"
 #include "kvsim/validation/text_maker.hpp"
 
 namespace kvsim::validation {
@@ -21,8 +22,7 @@ using nlohmann::ordered_json;
 
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  return io::percentile_linear(v, 0.5);
 }
 
 std::string chat_body(const std::string& model, const std::string& text, std::int64_t out) {
