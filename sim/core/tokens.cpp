@@ -107,22 +107,41 @@ BlockHashCache::BlockHashCache(std::int64_t block_size, std::size_t capacity)
     : block_size_(block_size), capacity_(std::max<std::size_t>(capacity, 1)) {}
 
 std::vector<std::uint64_t> BlockHashCache::hashes(std::int64_t key, const TokenSequence& seq) {
-  if (key < 0) return block_hashes(seq, block_size_);
+  if (key < 0) {
+    std::vector<std::uint64_t> out = block_hashes(seq, block_size_);
+    if (interner_ != nullptr) {
+      for (std::uint64_t& h : out) h = interner_->intern(h);
+    }
+    return out;
+  }
   auto it = by_key_.find(key);
   if (it == by_key_.end()) {
     if (items_.size() >= capacity_) {
       by_key_.erase(items_.back().key);
       items_.pop_back();
     }
-    items_.push_front(Item{key, {}, {}});
+    items_.push_front(Item{key, {}, {}, {}});
     it = by_key_.emplace(key, items_.begin()).first;
   } else {
     items_.splice(items_.begin(), items_, it->second);
   }
   Item& item = *it->second;
-  item.hashes = block_hashes_reusing(seq, block_size_, item.seq, item.hashes);
+  std::vector<std::uint64_t> fresh = block_hashes_reusing(seq, block_size_, item.seq, item.hashes);
   item.seq = seq;
-  return item.hashes;
+  if (interner_ == nullptr) {
+    item.hashes = fresh;
+    return fresh;
+  }
+  // The leading blocks equal to the last sequence's keep their keys; the rest are interned.
+  std::vector<std::uint64_t> keys(fresh.size());
+  std::size_t i = 0;
+  for (const std::size_t n = std::min(fresh.size(), item.hashes.size()); i < n && fresh[i] == item.hashes[i]; ++i) {
+    keys[i] = item.keys[i];
+  }
+  for (; i < fresh.size(); ++i) keys[i] = interner_->intern(fresh[i]);
+  item.hashes = std::move(fresh);
+  item.keys = keys;
+  return keys;
 }
 
 std::uint64_t content_id(ContentKind kind, std::uint64_t a, std::uint64_t b, std::uint64_t c) {

@@ -43,23 +43,45 @@ std::vector<std::uint64_t> block_hashes_reusing(const TokenSequence& seq, std::i
                                                 const std::vector<std::uint64_t>& prev_hashes,
                                                 std::uint64_t salt = 0);
 
+// Maps block hashes to small keys that stand for them (engine::BlockIds: dense block ids).
+class HashInterner {
+ public:
+  virtual ~HashInterner() = default;
+  // The key of `hash`: the same key for the same hash while the key is in use.
+  virtual std::uint64_t intern(std::uint64_t hash) = 0;
+};
+
 // Remembers, per key (a conversation), the last sequence hashed and its block hashes, so the
 // key's next sequence re-hashes only its new blocks (block_hashes_reusing). Holds at most
 // `capacity` keys, dropping the least recently used; it changes only the work, never a hash.
+// With an interner, hashes() returns the interned keys instead; the blocks a conversation's next
+// turn shares with its last keep the keys remembered (for_each_key() lists them, so that the
+// interner keeps them bound) and are not looked up again.
 class BlockHashCache {
  public:
   explicit BlockHashCache(std::int64_t block_size, std::size_t capacity = 1024);
-  // block_hashes(seq, block_size); key < 0 is never cached.
+  // Interns from now on; set before the first call to hashes().
+  void set_interner(HashInterner* interner) { interner_ = interner; }
+  // block_hashes(seq, block_size), or their interned keys; key < 0 is never cached.
   std::vector<std::uint64_t> hashes(std::int64_t key, const TokenSequence& seq);
+  // Calls f(key) for every interned key the cache remembers.
+  template <class F>
+  void for_each_key(F&& f) const {
+    for (const Item& item : items_) {
+      for (const std::uint64_t k : item.keys) f(k);
+    }
+  }
 
  private:
   struct Item {
     std::int64_t key = 0;
     TokenSequence seq;
     std::vector<std::uint64_t> hashes;
+    std::vector<std::uint64_t> keys;  // interned hashes
   };
   std::int64_t block_size_;
   std::size_t capacity_;
+  HashInterner* interner_ = nullptr;
   std::list<Item> items_;  // most recently used first
   std::unordered_map<std::int64_t, std::list<Item>::iterator> by_key_;
 };

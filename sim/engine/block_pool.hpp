@@ -46,6 +46,13 @@ class BlockPool {
   // Free queue from head (next evicted) to tail; for tests.
   std::vector<BlockId> free_queue_order() const;
   std::int64_t evictions() const { return evictions_; }
+  // Calls f(hash) for the hash of every cached block.
+  template <class F>
+  void for_each_cached_hash(F&& f) const {
+    for (const Block& b : blocks_) {
+      if (b.cached) f(b.hash);
+    }
+  }
 
   // Change counters for memoized prefix lookups (an exact fast path): grow_version() counts new
   // hashes entering the cache (a lookup run can only lengthen); shrink_version() evictions of

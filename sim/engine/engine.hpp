@@ -78,6 +78,14 @@ class Engine {
 
   // Attaches a KV connector (offload tiers); nullptr for none.
   void set_connector(ConnectorHooks* connector) { connector_ = connector; }
+  // Calls f(hash) for every block hash the engine holds: its requests' and its prefix cache's.
+  template <class F>
+  void for_each_block_hash(F&& f) const {
+    for (const auto& [id, s] : slot_of_) {
+      for (const std::uint64_t h : req(s).block_hashes) f(h);
+    }
+    kv_.pool().for_each_cached_hash(f);
+  }
   // The connector finished loading request `id`'s external tokens.
   void load_finished(std::uint64_t id);
   // The connector finished the stores of finished request `id`: its blocks can be freed.

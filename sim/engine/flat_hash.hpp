@@ -44,6 +44,11 @@ class FlatHashMap {
 
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
+  // The size at which the next insertion doubles the table.
+  std::size_t grows_at() const { return cells_.size() / 4 * max_quarters_; }
+  // Lets the table fill to `quarters`/4 of its cells before it doubles (default 2: one half).
+  // Fuller tables take less memory and longer probes.
+  void set_max_load_quarters(int quarters) { max_quarters_ = static_cast<std::size_t>(quarters); }
 
   // The value of `key`, or kNone.
   std::int32_t find(std::uint64_t key) const {
@@ -78,7 +83,7 @@ class FlatHashMap {
   // The value held for key, inserted as `init` when absent. The reference is valid until the
   // next insertion.
   std::int32_t& at_or_insert(std::uint64_t key, std::int32_t init) {
-    if ((size_ + 1) * 2 > cells_.size()) grow();
+    if (size_ + 1 > grows_at()) grow();
     for (std::size_t i = slot(key);; i = (i + 1) & mask_) {
       Cell& c = cells_[i];
       if (c.value == kNone) {
@@ -149,6 +154,7 @@ class FlatHashMap {
   }
 
   std::vector<Cell> cells_;
+  std::size_t max_quarters_ = 2;
   std::size_t mask_ = 0;
   int shift_ = 64;
   std::size_t size_ = 0;

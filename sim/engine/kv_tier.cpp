@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/engine/flat_hash.hpp"
 
 namespace kvsim::engine {
 
@@ -46,6 +47,8 @@ std::int32_t KvTier::alloc(std::uint64_t hash) {
     e = free_.back();
     free_.pop_back();
   } else {
+    KVSIM_ASSERT(entries_.size() <= static_cast<std::size_t>(DenseIndex::kMaxValue),
+                 "tier '" + name_ + "' holds more chunks than its index can address");
     e = static_cast<std::int32_t>(entries_.size());
     entries_.emplace_back();
   }
@@ -76,18 +79,18 @@ std::int64_t KvTier::match(std::span<const std::uint64_t> hashes, std::size_t fi
 }
 
 bool KvTier::is_ready(std::uint64_t hash) const {
-  const FlatHashMap::Cell* c = index_.find_cell(hash);
-  return c != nullptr && (c->aux & kReadyBit) != 0;
+  const DenseIndex::Cell* c = index_.find_cell(hash);
+  return c != nullptr && (c->flags() & kReadyBit) != 0;
 }
 
 int KvTier::pins(std::uint64_t hash) const {
   const std::int32_t e = index_.find(hash);
-  return e == FlatHashMap::kNone ? 0 : entries_[static_cast<std::size_t>(e)].pins;
+  return e == DenseIndex::kNone ? 0 : entries_[static_cast<std::size_t>(e)].pins;
 }
 
 int KvTier::ready_pins(std::uint64_t hash) const {
   const std::int32_t e = index_.find(hash);
-  if (e == FlatHashMap::kNone) return -1;
+  if (e == DenseIndex::kNone) return -1;
   const Entry& x = entries_[static_cast<std::size_t>(e)];
   return x.ready ? x.pins : -1;
 }
@@ -158,7 +161,7 @@ bool KvTier::begin_store(std::uint64_t hash) {
   std::int32_t ghost = -1;
   if (policy_ == EvictionPolicy::kArc) {
     const std::int32_t g = ghosts_.find(hash);
-    if (g != FlatHashMap::kNone) {
+    if (g != DenseIndex::kNone) {
       ghost = g;
       const auto b1 = static_cast<double>(std::max<std::int64_t>(list(List::kB1).size, 1));
       const auto b2 = static_cast<double>(std::max<std::int64_t>(list(List::kB2).size, 1));
@@ -192,10 +195,10 @@ bool KvTier::begin_store(std::uint64_t hash) {
 }
 
 void KvTier::finish_store(std::uint64_t hash) {
-  FlatHashMap::Cell* c = index_.find_cell(hash);
+  DenseIndex::Cell* c = index_.find_cell(hash);
   KVSIM_ASSERT(c != nullptr, "finish_store of a chunk that is not in tier '" + name_ + "'");
-  c->aux |= kReadyBit;
-  Entry& x = entries_[static_cast<std::size_t>(c->value)];
+  c->set_flags(kReadyBit);
+  Entry& x = entries_[static_cast<std::size_t>(c->value())];
   KVSIM_ASSERT(!x.ready, "finish_store twice in tier '" + name_ + "'");
   x.ready = true;
   ++ready_;
@@ -203,9 +206,9 @@ void KvTier::finish_store(std::uint64_t hash) {
   ++grow_version_;
 }
 
-void KvTier::pin_cell(FlatHashMap::Cell& c) {
-  if (entries_[static_cast<std::size_t>(c.value)].pins++ == 0) {
-    c.aux |= kPinnedBit;
+void KvTier::pin_cell(DenseIndex::Cell& c) {
+  if (entries_[static_cast<std::size_t>(c.value())].pins++ == 0) {
+    c.set_flags(kPinnedBit);
     ++pinned_;
     ++shrink_version_;
   }
@@ -213,26 +216,26 @@ void KvTier::pin_cell(FlatHashMap::Cell& c) {
 }
 
 void KvTier::pin(std::uint64_t hash) {
-  FlatHashMap::Cell* c = index_.find_cell(hash);
-  KVSIM_ASSERT(c != nullptr && entries_[static_cast<std::size_t>(c->value)].ready,
+  DenseIndex::Cell* c = index_.find_cell(hash);
+  KVSIM_ASSERT(c != nullptr && entries_[static_cast<std::size_t>(c->value())].ready,
                "a load pinned a chunk that is not ready in tier '" + name_ + "'");
   pin_cell(*c);
 }
 
 std::int32_t KvTier::pin_if_ready(std::uint64_t hash) {
-  FlatHashMap::Cell* c = index_.find_cell(hash);
-  if (c == nullptr || (c->aux & kReadyBit) == 0) return -1;
+  DenseIndex::Cell* c = index_.find_cell(hash);
+  if (c == nullptr || (c->flags() & kReadyBit) == 0) return -1;
   pin_cell(*c);
-  return c->value;
+  return c->value();
 }
 
 void KvTier::unpin(std::uint64_t hash) {
-  FlatHashMap::Cell* c = index_.find_cell(hash);
+  DenseIndex::Cell* c = index_.find_cell(hash);
   KVSIM_ASSERT(c != nullptr, "unpin of a chunk not in tier '" + name_ + "'");
-  Entry& x = entries_[static_cast<std::size_t>(c->value)];
+  Entry& x = entries_[static_cast<std::size_t>(c->value())];
   KVSIM_ASSERT(x.pins > 0, "unpin without pin in tier '" + name_ + "'");
   if (--x.pins == 0) {
-    c->aux &= ~kPinnedBit;
+    c->clear_flags(kPinnedBit);
     --pinned_;
     ++grow_version_;
   }
@@ -246,7 +249,7 @@ void KvTier::touch(std::span<const std::uint64_t> hashes) {
     if (i + kAhead < n) index_.prefetch(hashes[n - 1 - i - kAhead]);
     const std::uint64_t* h = &hashes[n - 1 - i];
     const std::int32_t e = index_.find(*h);
-    if (e == FlatHashMap::kNone) continue;
+    if (e == DenseIndex::kNone) continue;
     unlink(e);
     push_mru(e, policy_ == EvictionPolicy::kArc ? List::kT2 : List::kT1);
   }
@@ -285,10 +288,10 @@ void KvTier::check_invariants() const {
       if (l == List::kT1 || l == List::kT2) {
         ++resident;
         ready += x.ready ? 1 : 0;
-        const FlatHashMap::Cell* c = index_.find_cell(x.hash);
+        const DenseIndex::Cell* c = index_.find_cell(x.hash);
         KVSIM_ASSERT(c != nullptr, "resident entry missing from the index");
         const std::uint32_t flags = (x.ready ? kReadyBit : 0U) | (x.pins > 0 ? kPinnedBit : 0U);
-        KVSIM_ASSERT(c->aux == flags, "index flags out of step with the entry");
+        KVSIM_ASSERT(c->flags() == flags, "index flags out of step with the entry");
       } else {
         KVSIM_ASSERT(ghosts_.contains(x.hash), "ghost entry missing from the ghost index");
       }

@@ -7,6 +7,7 @@
 // position; eviction takes only entries that are ready and not pinned; on a hit or store the
 // request's chunks are touched in reverse order, so its first chunk ends most recently used and
 // its tail is evicted first.
+// Chunks are keyed by dense block ids (BlockIds), which index an array.
 // ARC (Megiddo and Modha, FAST'03) keeps a recency list T1 and a frequency list T2 with ghost
 // lists B1/B2 that adapt the target size p of T1.
 #include <algorithm>
@@ -15,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/engine/flat_hash.hpp"
+#include "kvsim/engine/dense_index.hpp"
 
 namespace kvsim::engine {
 
@@ -63,10 +64,10 @@ class KvTier {
   // and pinned by a load.
   // `entry` receives the entry slot when the chunk is here.
   int state(std::uint64_t hash, std::int32_t& entry) const {
-    const FlatHashMap::Cell* c = index_.find_cell(hash);
-    if (c == nullptr || (c->aux & kReadyBit) == 0) return -1;
-    entry = c->value;
-    return (c->aux & kPinnedBit) != 0 ? 1 : 0;
+    const DenseIndex::Cell* c = index_.find_cell(hash);
+    if (c == nullptr || (c->flags() & kReadyBit) == 0) return -1;
+    entry = c->value();
+    return (c->flags() & kPinnedBit) != 0 ? 1 : 0;
   }
   // Brings the chunk's index slot into cache ahead of a lookup (walks over many chunks).
   void prefetch(std::uint64_t hash) const { index_.prefetch(hash); }
@@ -90,11 +91,20 @@ class KvTier {
   const TierStats& stats() const { return stats_; }
   // For tests: resident hashes from least to most recently used (LRU order; for ARC, T1 then T2).
   std::vector<std::uint64_t> order() const;
+  // Calls f(key) for every chunk held, resident or (ARC) ghost.
+  template <class F>
+  void for_each_key(F&& f) const {
+    for (const DList& d : lists_) {
+      for (std::int32_t e = d.head; e >= 0; e = entries_[static_cast<std::size_t>(e)].next) {
+        f(entries_[static_cast<std::size_t>(e)].hash);
+      }
+    }
+  }
   // For tests: checks list links and counts.
   void check_invariants() const;
 
  private:
-  // Flags mirrored into the index cell (FlatHashMap::Cell::aux) so a lookup need not read the
+  // Flags mirrored into the index cell (DenseIndex::Cell flags) so a lookup need not read the
   // entry.
   static constexpr std::uint32_t kReadyBit = 1;
   static constexpr std::uint32_t kPinnedBit = 2;
@@ -113,7 +123,7 @@ class KvTier {
   };
   DList& list(List l) { return lists_[static_cast<int>(l)]; }
   const DList& list(List l) const { return lists_[static_cast<int>(l)]; }
-  void pin_cell(FlatHashMap::Cell& c);
+  void pin_cell(DenseIndex::Cell& c);
   void push_mru(std::int32_t e, List l);
   void unlink(std::int32_t e);
   std::int32_t alloc(std::uint64_t hash);
@@ -128,8 +138,8 @@ class KvTier {
   EvictionPolicy policy_;
   std::vector<Entry> entries_;
   std::vector<std::int32_t> free_;
-  FlatHashMap index_;   // resident entries (T1, T2)
-  FlatHashMap ghosts_;  // ARC B1, B2
+  DenseIndex index_;   // resident entries (T1, T2)
+  DenseIndex ghosts_;  // ARC B1, B2
   DList lists_[4];
   std::int64_t ready_ = 0;
   std::int64_t pinned_ = 0;

@@ -84,6 +84,14 @@ class OffloadSystem {
   bool owns(std::uint64_t tag) const { return ops_.count(tag) != 0; }
 
   std::vector<TierReport> report() const;
+  // Calls f(key) for every chunk key held: in the tiers and in transfers in flight.
+  template <class F>
+  void for_each_key(F&& f) const {
+    for (const auto& t : tiers_) t->for_each_key(f);
+    for (const auto& [tag, op] : ops_) {
+      for (const std::uint64_t h : op.hashes) f(h);
+    }
+  }
   const KvTier& tier(int i) const { return *tiers_[static_cast<std::size_t>(i)]; }
 
  private:

@@ -10,6 +10,7 @@
 #include "kvsim/core/error.hpp"
 #include "kvsim/core/event_queue.hpp"
 #include "kvsim/core/tokens.hpp"
+#include "kvsim/engine/block_ids.hpp"
 #include "kvsim/engine/engine.hpp"
 #include "kvsim/engine/offload.hpp"
 #include "kvsim/hw/collective.hpp"
@@ -125,6 +126,8 @@ std::unique_ptr<models::ComputeModel> make_compute_model(const Scenario& sc) {
 struct Simulation::Impl : workload::WorkloadContext {
   // Built.
   Scenario scenario;
+  // Block ids for block hashes (with offload tiers, whose indexes they address).
+  engine::BlockIds block_ids;
   std::unique_ptr<models::ComputeModel> compute;
   std::vector<std::unique_ptr<engine::Engine>> engines;
   // KV offload: the hardware topology, the transfers over it and the tiers.
@@ -205,6 +208,14 @@ struct Simulation::Impl : workload::WorkloadContext {
   void complete(const engine::FinishedRequest& f, int server);
   void run_loop();
   void build_offload();
+  // Frees the block ids no engine, tier or hash cache holds (between requests only).
+  void collect_block_ids() {
+    block_ids.collect([this](auto mark) {
+      for (const auto& e : engines) e->for_each_block_hash(mark);
+      offload->for_each_key(mark);
+      hash_cache.for_each_key(mark);
+    });
+  }
   void schedule_network();
   void report_offload();
   void handle_network();
@@ -396,6 +407,10 @@ std::uint64_t Simulation::Impl::submit(workload::RequestSpec spec) {
   r.max_output_tokens = std::max<std::int64_t>(spec.output_tokens, 1);
   TokenSequence full = spec.prompt;
   append_tokens(full, spec.output_content_id, r.max_output_tokens);
+  if (offload && block_ids.wants_collect(static_cast<std::size_t>(r.prompt_tokens + r.max_output_tokens) /
+                                              static_cast<std::size_t>(scenario.engine.block_size) + 1)) {
+    collect_block_ids();
+  }
   r.block_hashes = hash_cache.hashes(spec.conversation_id, full);
   const int server = route(spec, r);
 
@@ -583,6 +598,8 @@ void Simulation::Impl::build_offload() {
   offload = std::make_unique<engine::OffloadSystem>(
       *network, block_bytes, sc.engine.block_size, ko.offload_prompt_only,
       lmcache ? engine::OffloadSystem::Kind::kLmcache : engine::OffloadSystem::Kind::kNative, chunk_blocks);
+  // Requests carry block ids instead of raw hashes (same results; the tiers index them).
+  hash_cache.set_interner(&block_ids);
 
   // Device resources: each server's NVMe drives (aggregate of `count`), the store's controller
   // and drives.
