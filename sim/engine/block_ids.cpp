@@ -34,7 +34,7 @@ void BlockIds::sweep() {
   }
   marks_.clear();
   marks_.shrink_to_fit();
-  next_collect_ = std::max<std::size_t>(2 * live(), std::size_t{1} << 16);
+  next_collect_ = std::max<std::size_t>(2 * live(), kFirstCollect);
   collected_at_table_ = by_hash_.grows_at();
 }
 

@@ -22,7 +22,9 @@ class BlockIds final : public HashInterner {
  public:
   // The hash -> id table holds every id in use (several million on long traces) and is read
   // once per new block: filled to 3/4 it takes half the memory of a table filled to 1/2.
-  BlockIds() { by_hash_.set_max_load_quarters(3); }
+  // `reclaim`: false keeps every id bound for good (a plain renaming; the reference the
+  // reclaiming run is checked against).
+  explicit BlockIds(bool reclaim = true) : reclaim_(reclaim) { by_hash_.set_max_load_quarters(3); }
   std::uint64_t intern(std::uint64_t hash) override;
 
   // Ids bound now (named hashes).
@@ -35,6 +37,7 @@ class BlockIds final : public HashInterner {
 
   // Whether a collection is due before up to `coming` more ids are bound.
   bool wants_collect(std::size_t coming) const {
+    if (!reclaim_) return false;
     return live() >= next_collect_ || (live() + coming >= by_hash_.grows_at() && by_hash_.grows_at() != collected_at_table_);
   }
   // Frees every bound id that `mark_held` does not mark. mark_held(mark) must call mark(id) for
@@ -48,13 +51,15 @@ class BlockIds final : public HashInterner {
 
  private:
   void sweep();
+  static constexpr std::size_t kFirstCollect = std::size_t{1} << 14;
 
   FlatHashMap by_hash_;  // hash -> id, bound ids only
   std::vector<std::uint64_t> hash_;
   std::vector<std::uint8_t> bound_;
   std::vector<std::uint8_t> marks_;
   std::vector<std::uint32_t> free_;
-  std::size_t next_collect_ = std::size_t{1} << 16;
+  bool reclaim_;
+  std::size_t next_collect_ = kFirstCollect;
   std::size_t collected_at_table_ = 0;  // grows_at() when the last collection ran
 };
 

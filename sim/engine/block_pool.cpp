@@ -50,7 +50,7 @@ void BlockPool::evict_hash(BlockId id) {
   if (!b.cached) return;
   if (watch_[static_cast<std::size_t>(id)] > 0) ++shrink_version_;
   const BlockId first = cached_.find(b.hash);
-  KVSIM_ASSERT(first != FlatHashMap::kNone, "cached block missing from the hash map");
+  KVSIM_ASSERT(first != DenseIndex::kNone, "cached block missing from the map");
   if (first == id) {
     if (b.dup_next == kNoBlock) cached_.erase(b.hash);
     else cached_.assign(b.hash, b.dup_next);
@@ -122,7 +122,7 @@ void BlockPool::cache_block(BlockId id, std::uint64_t hash) {
 BlockId BlockPool::lookup(std::uint64_t hash) const {
   if (!enable_caching_) return kNoBlock;
   const BlockId b = cached_.find(hash);
-  return b == FlatHashMap::kNone ? kNoBlock : b;
+  return b == DenseIndex::kNone ? kNoBlock : b;
 }
 
 std::vector<BlockId> BlockPool::free_queue_order() const {

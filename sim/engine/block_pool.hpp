@@ -5,12 +5,13 @@
 // start, so num_blocks - 1 are usable. Freed blocks keep their hash and stay hit-able until they
 // are handed out again; only then is the hash dropped (lazy eviction). Duplicated blocks (two
 // blocks with one hash) are allowed, as in vLLM; a lookup returns the earliest still cached.
-// Flat arrays and a flat hash map (flat_hash.hpp); no allocation after construction except when
-// the hash map grows.
+// Hashes are dense block ids (BlockIds), so the map is an array indexed by them (DenseIndex):
+// the blocks of one request, named together, share its cache lines. Flat arrays otherwise; no
+// allocation after construction except for the map's pages.
 #include <cstdint>
 #include <vector>
 
-#include "kvsim/engine/flat_hash.hpp"
+#include "kvsim/engine/dense_index.hpp"
 
 namespace kvsim::engine {
 
@@ -94,7 +95,7 @@ class BlockPool {
   std::int64_t num_cached_ = 0;
   std::int64_t evictions_ = 0;
   bool enable_caching_;
-  FlatHashMap cached_;  // hash -> first block of its dup chain
+  DenseIndex cached_;  // block id (hash) -> first block of its dup chain
   std::vector<std::int32_t> watch_;
   std::uint64_t grow_version_ = 0;
   std::uint64_t shrink_version_ = 0;

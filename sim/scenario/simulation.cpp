@@ -1,6 +1,7 @@
 #include "kvsim/scenario/simulation.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -29,6 +30,12 @@
 
 namespace kvsim::scenario {
 namespace {
+
+// KVSIM_PLAIN_STEPS=1: the reference path without the exact fast paths (see Engine).
+bool plain_steps() {
+  const char* plain = std::getenv("KVSIM_PLAIN_STEPS");
+  return plain != nullptr && std::string(plain) == "1";
+}
 
 enum class EventKind : std::uint8_t { kWake, kKick, kStepEnd, kComplete, kNetwork };
 
@@ -126,8 +133,9 @@ std::unique_ptr<models::ComputeModel> make_compute_model(const Scenario& sc) {
 struct Simulation::Impl : workload::WorkloadContext {
   // Built.
   Scenario scenario;
-  // Block ids for block hashes (with offload tiers, whose indexes they address).
-  engine::BlockIds block_ids;
+  // Block ids for block hashes (the GPU prefix caches and the tiers index them); never reclaimed
+  // on the plain path (KVSIM_PLAIN_STEPS=1), so the fast-path test checks reclaiming against it.
+  engine::BlockIds block_ids{!plain_steps()};
   std::unique_ptr<models::ComputeModel> compute;
   std::vector<std::unique_ptr<engine::Engine>> engines;
   // KV offload: the hardware topology, the transfers over it and the tiers.
@@ -212,7 +220,7 @@ struct Simulation::Impl : workload::WorkloadContext {
   void collect_block_ids() {
     block_ids.collect([this](auto mark) {
       for (const auto& e : engines) e->for_each_block_hash(mark);
-      offload->for_each_key(mark);
+      if (offload) offload->for_each_key(mark);
       hash_cache.for_each_key(mark);
     });
   }
@@ -229,6 +237,8 @@ struct Simulation::Impl : workload::WorkloadContext {
 
 Simulation::Impl::Impl(const Scenario& s, std::unique_ptr<workload::Driver> custom_driver) : scenario(s) {
   const auto& sc = scenario;
+  // Requests carry block ids instead of raw hashes (a renaming: same results).
+  hash_cache.set_interner(&block_ids);
   if (sc.hardware.servers.empty()) {
     throw InputError(Diagnostic{sc.source_file, 0, 0, "hardware.servers", "at least one server is needed"});
   }
@@ -407,7 +417,7 @@ std::uint64_t Simulation::Impl::submit(workload::RequestSpec spec) {
   r.max_output_tokens = std::max<std::int64_t>(spec.output_tokens, 1);
   TokenSequence full = spec.prompt;
   append_tokens(full, spec.output_content_id, r.max_output_tokens);
-  if (offload && block_ids.wants_collect(static_cast<std::size_t>(r.prompt_tokens + r.max_output_tokens) /
+  if (block_ids.wants_collect(static_cast<std::size_t>(r.prompt_tokens + r.max_output_tokens) /
                                               static_cast<std::size_t>(scenario.engine.block_size) + 1)) {
     collect_block_ids();
   }
@@ -598,8 +608,6 @@ void Simulation::Impl::build_offload() {
   offload = std::make_unique<engine::OffloadSystem>(
       *network, block_bytes, sc.engine.block_size, ko.offload_prompt_only,
       lmcache ? engine::OffloadSystem::Kind::kLmcache : engine::OffloadSystem::Kind::kNative, chunk_blocks);
-  // Requests carry block ids instead of raw hashes (same results; the tiers index them).
-  hash_cache.set_interner(&block_ids);
 
   // Device resources: each server's NVMe drives (aggregate of `count`), the store's controller
   // and drives.

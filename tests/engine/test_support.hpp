@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kvsim/core/tokens.hpp"
+#include "kvsim/engine/block_ids.hpp"
 #include "kvsim/engine/request.hpp"
 #include "kvsim/models/compute_model.hpp"
 
@@ -31,7 +32,10 @@ inline Request make_request(std::uint64_t id, std::int64_t prompt, std::int64_t 
   r.id = id;
   r.prompt_tokens = prompt;
   r.max_output_tokens = output;
+  // The engine keys its prefix cache by dense block ids (BlockIds), as Simulation hands them out.
+  static BlockIds ids(false);
   r.block_hashes = block_hashes(seq, block_size);
+  for (std::uint64_t& h : r.block_hashes) h = ids.intern(h);
   return r;
 }
 
