@@ -109,9 +109,7 @@ BlockHashCache::BlockHashCache(std::int64_t block_size, std::size_t capacity)
 std::vector<std::uint64_t> BlockHashCache::hashes(std::int64_t key, const TokenSequence& seq) {
   if (key < 0) {
     std::vector<std::uint64_t> out = block_hashes(seq, block_size_);
-    if (interner_ != nullptr) {
-      for (std::uint64_t& h : out) h = interner_->intern(h);
-    }
+    if (interner_ != nullptr) interner_->intern_all(out.data(), out.size());
     return out;
   }
   auto it = by_key_.find(key);
@@ -138,7 +136,8 @@ std::vector<std::uint64_t> BlockHashCache::hashes(std::int64_t key, const TokenS
   for (const std::size_t n = std::min(fresh.size(), item.hashes.size()); i < n && fresh[i] == item.hashes[i]; ++i) {
     keys[i] = item.keys[i];
   }
-  for (; i < fresh.size(); ++i) keys[i] = interner_->intern(fresh[i]);
+  std::copy(fresh.begin() + static_cast<std::ptrdiff_t>(i), fresh.end(), keys.begin() + static_cast<std::ptrdiff_t>(i));
+  interner_->intern_all(keys.data() + i, keys.size() - i);
   item.hashes = std::move(fresh);
   item.keys = keys;
   return keys;

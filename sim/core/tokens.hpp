@@ -49,6 +49,10 @@ class HashInterner {
   virtual ~HashInterner() = default;
   // The key of `hash`: the same key for the same hash while the key is in use.
   virtual std::uint64_t intern(std::uint64_t hash) = 0;
+  // intern() of each hash, in order, in place.
+  virtual void intern_all(std::uint64_t* hashes, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) hashes[i] = intern(hashes[i]);
+  }
 };
 
 // Remembers, per key (a conversation), the last sequence hashed and its block hashes, so the

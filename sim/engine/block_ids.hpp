@@ -26,6 +26,8 @@ class BlockIds final : public HashInterner {
   // reclaiming run is checked against).
   explicit BlockIds(bool reclaim = true) : reclaim_(reclaim) { by_hash_.set_max_load_quarters(3); }
   std::uint64_t intern(std::uint64_t hash) override;
+  // Looks ahead: the table slots of the next hashes are fetched while this one is interned.
+  void intern_all(std::uint64_t* hashes, std::size_t n) override;
 
   // Ids bound now (named hashes).
   std::size_t live() const { return by_hash_.size(); }

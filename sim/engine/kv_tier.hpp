@@ -91,14 +91,11 @@ class KvTier {
   const TierStats& stats() const { return stats_; }
   // For tests: resident hashes from least to most recently used (LRU order; for ARC, T1 then T2).
   std::vector<std::uint64_t> order() const;
-  // Calls f(key) for every chunk held, resident or (ARC) ghost.
+  // Calls f(key) for every chunk held, resident or (ARC) ghost, and for the last key of each
+  // free entry slot too (a superset, read in slot order).
   template <class F>
   void for_each_key(F&& f) const {
-    for (const DList& d : lists_) {
-      for (std::int32_t e = d.head; e >= 0; e = entries_[static_cast<std::size_t>(e)].next) {
-        f(entries_[static_cast<std::size_t>(e)].hash);
-      }
-    }
+    for (const Entry& x : entries_) f(x.hash);
   }
   // For tests: checks list links and counts.
   void check_invariants() const;

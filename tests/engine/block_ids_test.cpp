@@ -82,7 +82,8 @@ TEST(BlockIds, HashCacheKeysSurviveCollectionsAndNameTheirHashes) {
   EXPECT_LT(ids.live(), ids.capacity());
 }
 
-// A tier lists its resident chunks and, with ARC, its ghosts (a ghost hit must find its id).
+// A tier lists its resident chunks and, with ARC, its ghosts (a ghost hit must find its id);
+// it may list more (the last keys of free entry slots), which only keeps ids bound longer.
 TEST(BlockIds, TiersListResidentChunksAndGhosts) {
   KvTier tier("dram", 2, EvictionPolicy::kArc);
   auto store = [&](std::uint64_t k) {
