@@ -1,10 +1,10 @@
 #pragma once
 // An index from dense keys (block ids from BlockIds: small integers, reused once reclaimed) to
-// 32-bit values (tier entry slots), as one array addressed by the key: a lookup is one read at a
-// known place, and a walk over a conversation's blocks, whose ids were handed out together,
-// reads neighbouring cells. Same operations as FlatHashMap, for KvTier's index; four bytes a
-// key, in pages that exist only while they hold a key. Nothing iterates it, so its layout never
-// reaches a result.
+// 30-bit values (tier entry slots, GPU block ids), as an array addressed by the key: a lookup is
+// one read at a known place, and a walk over a conversation's blocks, whose ids were handed out
+// together, reads neighbouring cells. The operations FlatHashMap has, for KvTier's index and the
+// GPU prefix cache; four bytes a key, in pages that exist only while they hold a key. Nothing
+// iterates it, so its layout never reaches a result.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -44,14 +44,19 @@ class DenseIndex {
     Cell& c = page[key & kPageMask];
     return c.present() ? &c : nullptr;
   }
-  const Cell* find_cell(std::uint64_t key) const { return const_cast<DenseIndex*>(this)->find_cell(key); }
+  const Cell* find_cell(std::uint64_t key) const {
+    const Cell* page = page_of(key);
+    if (page == nullptr) return nullptr;
+    const Cell& c = page[key & kPageMask];
+    return c.present() ? &c : nullptr;
+  }
   std::int32_t find(std::uint64_t key) const {
     const Cell* c = find_cell(key);
     return c == nullptr ? kNone : c->value();
   }
   bool contains(std::uint64_t key) const { return find_cell(key) != nullptr; }
   void prefetch(std::uint64_t key) const {
-    if (const Cell* page = const_cast<DenseIndex*>(this)->page_of(key)) __builtin_prefetch(page + (key & kPageMask));
+    if (const Cell* page = page_of(key)) __builtin_prefetch(page + (key & kPageMask));
   }
 
   // Inserts key -> value (0 <= value <= kMaxValue) when key is absent; returns the value now
@@ -88,7 +93,7 @@ class DenseIndex {
   struct Free {
     void operator()(Cell* p) const { std::free(p); }
   };
-  Cell* page_of(std::uint64_t key) {
+  Cell* page_of(std::uint64_t key) const {
     const std::uint64_t p = key >> kPageBits;
     return p < pages_.size() ? pages_[p].get() : nullptr;
   }
