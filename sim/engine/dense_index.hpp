@@ -10,8 +10,9 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
-#include <stdexcept>
 #include <vector>
+
+#include "kvsim/core/error.hpp"
 
 namespace kvsim::engine {
 
@@ -98,7 +99,7 @@ class DenseIndex {
     return p < pages_.size() ? pages_[p].get() : nullptr;
   }
   Cell& make_cell(std::uint64_t key) {
-    if (key >= (std::uint64_t{1} << 40)) throw std::length_error("DenseIndex: key too large (not a block id)");
+    KVSIM_ASSERT(key < (std::uint64_t{1} << 40), "a DenseIndex key is not a block id (too large)");
     const auto p = static_cast<std::size_t>(key >> kPageBits);
     if (p >= pages_.size()) {
       pages_.resize(std::max(p + 1, 2 * pages_.size()));

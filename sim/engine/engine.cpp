@@ -16,8 +16,12 @@ Engine::Engine(const EngineConfig& config, std::int64_t num_gpu_blocks, std::int
       kv_(num_gpu_blocks, config.block_size, config.enable_prefix_caching, max_model_len) {
   KVSIM_ASSERT(config.block_size > 0, "block_size must be positive");
   KVSIM_ASSERT(config.max_num_batched_tokens > 0, "max_num_batched_tokens must be positive");
+  fast_paths_ = !plain_steps_requested();
+}
+
+bool plain_steps_requested() {
   const char* plain = std::getenv("KVSIM_PLAIN_STEPS");
-  fast_paths_ = plain == nullptr || std::string(plain) != "1";
+  return plain != nullptr && std::string(plain) == "1";
 }
 
 bool Engine::admission_blocked_anyway(const Request& r, std::int64_t hit_tokens, std::int64_t budget) const {

@@ -67,6 +67,10 @@ struct EngineCounters {
   std::int64_t external_loads = 0;       // requests that waited for a connector load
 };
 
+// Whether KVSIM_PLAIN_STEPS=1 is set: the reference path without the exact fast paths (Engine
+// reads it at construction; the simulation also keeps every block id bound then).
+bool plain_steps_requested();
+
 class Engine {
  public:
   Engine(const EngineConfig& config, std::int64_t num_gpu_blocks, std::int64_t max_model_len,

@@ -1,7 +1,6 @@
 #include "kvsim/scenario/simulation.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -30,12 +29,6 @@
 
 namespace kvsim::scenario {
 namespace {
-
-// KVSIM_PLAIN_STEPS=1: the reference path without the exact fast paths (see Engine).
-bool plain_steps() {
-  const char* plain = std::getenv("KVSIM_PLAIN_STEPS");
-  return plain != nullptr && std::string(plain) == "1";
-}
 
 enum class EventKind : std::uint8_t { kWake, kKick, kStepEnd, kComplete, kNetwork };
 
@@ -135,7 +128,7 @@ struct Simulation::Impl : workload::WorkloadContext {
   Scenario scenario;
   // Block ids for block hashes (the GPU prefix caches and the tiers index them); never reclaimed
   // on the plain path (KVSIM_PLAIN_STEPS=1), so the fast-path test checks reclaiming against it.
-  engine::BlockIds block_ids{!plain_steps()};
+  engine::BlockIds block_ids{!engine::plain_steps_requested()};
   std::unique_ptr<models::ComputeModel> compute;
   std::vector<std::unique_ptr<engine::Engine>> engines;
   // KV offload: the hardware topology, the transfers over it and the tiers.
