@@ -42,7 +42,7 @@ log "engine at $URL"
 
 log "probing"
 "$KVSIM" probe --url "$URL" --model tiny-llama --out "$WORK/probe.json" --prompt-tokens 64,256,512,1024 \
-  --batch-sizes 1,2,4 --decode-contexts 64,768 --decode-tokens 16 --repeats 2
+  --batch-sizes 1,2,4 --decode-contexts 64,768 --decode-tokens 16 --repeats 3
 "$KVSIM" calibrate --measured "$WORK/probe.json" --layers 8 --out "$WORK/fitted.yaml"
 
 cat > "$WORK/cpu-tiny-llama.yaml" <<YAML

@@ -62,7 +62,7 @@ int cmd_calibrate_measured(const CalibrateOptions& o, const CommonOptions& commo
             << " us, per prefill pair q = " << fit.q_us << " us, per cached token r = " << fit.r_us
             << " us, per decode context token d = " << fit.d_us << " us\n";
   std::cout << std::left << std::setw(16) << "probe" << std::right << std::setw(8) << "tokens" << std::setw(7)
-            << "batch" << std::setw(12) << "measured" << std::setw(12) << "fitted" << std::setw(9) << "error" << '\n';
+            << "batch" << std::setw(12) << "median" << std::setw(12) << "fitted" << std::setw(9) << "error" << '\n';
   for (const auto& r : fit.residuals) {
     std::cout << std::left << std::setw(16) << r.kind << std::right << std::setw(8) << r.prompt_tokens << std::setw(7)
               << r.batch << std::setw(9) << std::setprecision(2) << r.measured_ms << " ms" << std::setw(9)

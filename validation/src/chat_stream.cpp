@@ -67,6 +67,7 @@ void ChatStreamReader::on_event(const SseEvent& e) {
           if (!text.empty()) {
             if (result_.first_token < 0) result_.first_token = now_;
             result_.last_token = now_;
+            result_.chunk_times.push_back(now_);
             ++result_.content_chunks;
             result_.content += text;
           }

@@ -4,13 +4,14 @@
 // {"choices": [{"delta": {"content": "..."}, "finish_reason": ...}], "usage": {...}} and a
 // final "data: [DONE]". Records when the first and the last non-empty content arrived (the
 // benchmark's TTFT is the first non-empty delta.content), the answer text, the number of content
-// chunks, and usage (prompt_tokens, completion_tokens, prompt_tokens_details.cached_tokens) when
-// the server sends it. A chunk that is not JSON, an {"error": ...} chunk or data after [DONE] is a
-// protocol error: the first one is kept and the reader ignores the rest. Times are nanoseconds on
-// the caller's clock.
+// chunks and when each arrived, and usage (prompt_tokens, completion_tokens,
+// prompt_tokens_details.cached_tokens) when the server sends it. A chunk that is not JSON, an
+// {"error": ...} chunk or data after [DONE] is a protocol error: the first one is kept and the
+// reader ignores the rest. Times are nanoseconds on the caller's clock.
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kvsim/core/units.hpp"
 #include "kvsim/validation/sse_parser.hpp"
@@ -29,6 +30,7 @@ struct ChatResult {
   std::string error;  // first protocol error, empty when none
   SimTime first_token = -1;
   SimTime last_token = -1;
+  std::vector<SimTime> chunk_times;  // arrival of each non-empty content chunk, in order
 };
 
 class ChatStreamReader {

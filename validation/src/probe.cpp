@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <tuple>
 #include <cmath>
 #include <fstream>
 #include <memory>
@@ -63,6 +64,38 @@ double tpot_ms(const StreamOutcome& o) {
 }
 
 }  // namespace
+
+std::vector<double> concurrent_tpot_ms(const std::vector<const ChatResult*>& batch) {
+  SimTime from = 0;
+  SimTime to = 0;
+  bool first = true;
+  for (const ChatResult* c : batch) {
+    if (c->chunk_times.empty()) return std::vector<double>(batch.size(), 0.0);
+    from = first ? c->chunk_times.front() : std::max(from, c->chunk_times.front());
+    to = first ? c->chunk_times.back() : std::min(to, c->chunk_times.back());
+    first = false;
+  }
+  std::vector<double> out;
+  out.reserve(batch.size());
+  for (const ChatResult* c : batch) {
+    const auto& t = c->chunk_times;
+    SimTime span = 0;
+    std::int64_t intervals = 0;
+    for (std::size_t i = 1; i < t.size(); ++i) {
+      if (t[i - 1] >= from && t[i] <= to) {
+        span += t[i] - t[i - 1];
+        ++intervals;
+      }
+    }
+    const double tokens_per_chunk =
+        c->completion_tokens > c->content_chunks && c->content_chunks > 0
+            ? static_cast<double>(c->completion_tokens) / static_cast<double>(c->content_chunks)
+            : 1.0;
+    out.push_back(intervals > 0 ? to_ms(span) / (static_cast<double>(intervals) * tokens_per_chunk)
+                                : 0.0);
+  }
+  return out;
+}
 
 ProbeResult run_probe(const ProbeOptions& opts) {
   if (opts.url.empty()) throw InputError("", 0, 0, "--url: the server's base URL is required");
@@ -158,7 +191,19 @@ ProbeResult run_probe(const ProbeOptions& opts) {
         bodies.reserve(static_cast<std::size_t>(b));
         for (int i = 0; i < b; ++i)
           bodies.push_back(chat_body(opts.model, unique_text(ctx), opts.decode_tokens));
-        for (const auto& o : send_all(client, bodies)) record(o, "decode", ctx, b);
+        const std::vector<StreamOutcome> outcomes = send_all(client, bodies);
+        std::vector<const ChatResult*> answered;
+        for (const auto& o : outcomes) {
+          if (o.ok) answered.push_back(&o.chat);
+        }
+        // The window needs every request of the batch; with one failed it is not b decoding.
+        const std::vector<double> concurrent = answered.size() == outcomes.size()
+                                                   ? concurrent_tpot_ms(answered)
+                                                   : std::vector<double>(outcomes.size(), 0.0);
+        for (std::size_t i = 0; i < outcomes.size(); ++i) {
+          record(outcomes[i], "decode", ctx, b);
+          if (outcomes[i].ok) res.points.back().concurrent_tpot_ms = concurrent[i];
+        }
       }
     }
   }
@@ -184,6 +229,7 @@ std::string probe_json(const ProbeResult& r) {
                    {"output_tokens", p.output_tokens},
                    {"ttft_ms", p.ttft_ms},
                    {"tpot_ms", p.tpot_ms}});
+    if (p.concurrent_tpot_ms >= 0) pts.back()["concurrent_tpot_ms"] = p.concurrent_tpot_ms;
   }
   j["points"] = pts;
   return j.dump(2) + "\n";
@@ -215,6 +261,7 @@ ProbeResult load_probe(const std::string& path) {
       q.output_tokens = p.value("output_tokens", std::int64_t{0});
       q.ttft_ms = p.at("ttft_ms").get<double>();
       q.tpot_ms = p.value("tpot_ms", 0.0);
+      q.concurrent_tpot_ms = p.value("concurrent_tpot_ms", -1.0);
       r.points.push_back(q);
     }
   } catch (const nlohmann::json::exception& e) {
@@ -226,33 +273,54 @@ ProbeResult load_probe(const std::string& path) {
 ProbeFit fit_probe(const ProbeResult& probe) {
   struct Row {
     std::array<double, 5> x;
-    double y_us;
+    std::vector<double> y_us;  // the repeats (and for a decode point, the batch's requests)
     const ProbePoint* p;
   };
-  std::vector<Row> rows;
+  // One row per kind, new tokens, batch and cached tokens (context, for a decode), fitted to the
+  // median of its measurements: a loaded machine only ever adds time, and one late request must
+  // not move the fit.
+  std::map<std::tuple<std::string, double, double, int>, std::size_t> index;
+  std::vector<Row> groups;  // in the order of their first point
   int cold = 0, decode = 0;
+  const auto add = [&](const ProbePoint& p, double c, const std::array<double, 5>& x, double y_ms) {
+    const auto [it, fresh] = index.try_emplace({p.kind, x[1], c, p.batch}, groups.size());
+    if (fresh) groups.push_back({x, {}, &p});
+    groups[it->second].y_us.push_back(y_ms * 1e3);
+    return fresh ? 1 : 0;
+  };
   for (const auto& p : probe.points) {
     const double len =
         static_cast<double>(p.server_prompt_tokens > 0 ? p.server_prompt_tokens : p.prompt_tokens);
     if (p.kind == "cold_prefill") {
-      rows.push_back({{1, len, len * (len + 1) / 2, 0, 0}, p.ttft_ms * 1e3, &p});
-      ++cold;
+      cold += add(p, 0, {1, len, len * (len + 1) / 2, 0, 0}, p.ttft_ms);
     } else if (p.kind == "cached_prefix") {
       const double c = p.cached_tokens >= 0 ? static_cast<double>(p.cached_tokens) : len - 1;
       const double nt = std::max(1.0, len - c);
-      rows.push_back({{1, nt, nt * c + nt * (nt + 1) / 2, c, 0}, p.ttft_ms * 1e3, &p});
-    } else if (p.kind == "decode" && p.tpot_ms > 0) {
+      add(p, c, {1, nt, nt * c + nt * (nt + 1) / 2, c, 0}, p.ttft_ms);
+    } else if (p.kind == "decode") {
+      // While all of the batch decodes; files from before that was measured give the whole
+      // request's TPOT, which for a batch > 1 includes waits for the others' prefills.
+      const double tpot = p.concurrent_tpot_ms >= 0 ? p.concurrent_tpot_ms : p.tpot_ms;
+      if (tpot <= 0) continue;
       const double n = p.batch;
       const double ctx = len + static_cast<double>(probe.decode_tokens) / 2;
-      rows.push_back({{1, n, 0, 0, n * ctx}, p.tpot_ms * 1e3, &p});
-      ++decode;
+      decode += add(p, ctx, {1, n, 0, 0, n * ctx}, tpot);
     }
   }
   if (cold < 2 || decode < 2) {
     throw InputError(
         "", 0, 0,
-        "calibrate --measured: the probe needs at least 2 cold prefills and 2 decode points");
+        "calibrate --measured: the probe needs cold prefills of at least 2 lengths and decode "
+        "points at at least 2 batch sizes or contexts");
   }
+  struct Median {
+    std::array<double, 5> x;
+    double y_us;
+    const ProbePoint* p;
+  };
+  std::vector<Median> rows;
+  rows.reserve(groups.size());
+  for (const Row& r : groups) rows.push_back({r.x, median_of(r.y_us), r.p});
   std::array<bool, 5> active{true, true, true, true, true};
   Eigen::VectorXd coef = Eigen::VectorXd::Zero(5);
   for (int iter = 0; iter < 5; ++iter) {
@@ -290,7 +358,7 @@ ProbeFit fit_probe(const ProbeResult& probe) {
   fit.q_us = coef(2);
   fit.r_us = coef(3);
   fit.d_us = coef(4);
-  for (const Row& r : rows) {
+  for (const Median& r : rows) {
     double y = 0;
     for (int k = 0; k < 5; ++k) y += r.x[static_cast<std::size_t>(k)] * coef(k);
     fit.residuals.push_back({r.p->kind, r.p->prompt_tokens, r.p->batch, r.y_us / 1e3, y / 1e3});

@@ -11,7 +11,10 @@
 //                 offloaded KV in place; else distinct prompts totalling more than the GPU's KV
 //                 tokens): TTFT with the prefix loaded back from the offload tier
 //   decode        b requests at once (b = 1, 2, 4, ...) of a given context, each generating
-//                 decode_tokens: TPOT = time per output token while b sequences decode
+//                 decode_tokens: TPOT = time per output token while b sequences decode, read
+//                 from the chunks that arrived while all b were past their first token and
+//                 none had finished (concurrent_tpot_ms); over a whole request (tpot_ms) a
+//                 stream's decode would also wait for the prefills of the others
 // Step-time model fitted to them (microseconds; T = new tokens of the step, c = cached tokens
 // of a prefill, n = decoding sequences, D = their summed context):
 //   prefill step  = s + t T + q (T c + T (T + 1) / 2) + r c
@@ -20,7 +23,8 @@
 //   TTFT (cached c of L)     = s + t (L - c) + q ((L - c) c + (L - c)(L - c + 1) / 2) + r c
 //   TPOT (n sequences, C)    = s + t n + d n C,  C = context + decode_tokens / 2
 // s holds everything per request or per step the server adds (HTTP, scheduling, sampling). The
-// fit is least squares on relative errors (each row divided by its measurement; Eigen), with
+// fit is least squares on relative errors (one row per kind, length and batch, at the median of
+// its repeats, divided by it; Eigen), with
 // coefficients held at zero when the unconstrained fit makes them negative. The result maps onto
 // the fitted compute model (models/fitted_model.hpp) per layer: a1 = t / L, e2 = q / L,
 // e3 = r / L, e11 = d / L, dense_step b0 = s, everything else 0, so that FittedModel with
@@ -57,8 +61,18 @@ struct ProbePoint {
   int batch = 1;
   std::int64_t output_tokens = 0;
   double ttft_ms = 0;
-  double tpot_ms = 0;
+  double tpot_ms = 0;  // first to last token, over the whole request
+  // decode points: TPOT while every request of the batch was decoding (concurrent_tpot_ms below);
+  // 0 when that window held no interval of this request, -1 when not measured (older files)
+  double concurrent_tpot_ms = -1;
 };
+
+// For requests sent at once (one decode point's batch), each request's time per output token
+// over the intervals between its content chunks that lie wholly inside the window in which every
+// request was decoding: from the latest first token to the earliest last token. A request whose
+// usage reports more tokens than chunks counts completion_tokens / content_chunks per chunk.
+// 0 for a request with no interval inside the window (or no chunk times).
+std::vector<double> concurrent_tpot_ms(const std::vector<const ChatResult*>& batch);
 
 struct ProbeResult {
   std::string url;
@@ -78,7 +92,7 @@ ProbeResult load_probe(const std::string& path);
 
 struct ProbeFit {
   double s_us = 0, t_us = 0, q_us = 0, r_us = 0, d_us = 0;
-  // Per point: kind, predicted and measured (ms), for the residual table.
+  // Per row (kind, length, batch): the median measured and the fitted (ms), for the residual table.
   struct Residual {
     std::string kind;
     std::int64_t prompt_tokens;
