@@ -331,6 +331,11 @@ bool Engine::schedule_plan(SimTime now, Plan& plan) {
       ++r.placeholders;
     }
   }
+  time_plan(plan);
+  return true;
+}
+
+void Engine::time_plan(Plan& plan) {
   plan.stats.breakdown = compute_.step_time(batch_);
   const double overhead = plan.stats.breakdown.overhead_s;
   const double gpu = plan.stats.breakdown.total_s() - overhead;
@@ -339,7 +344,87 @@ bool Engine::schedule_plan(SimTime now, Plan& plan) {
   const double seconds = config_.async_scheduling ? std::max(gpu, overhead) : gpu + overhead;
   plan.stats.duration = std::max<SimTime>(from_seconds(seconds), 1);
   ++counters_.steps;
-  return true;
+}
+
+std::optional<SimTime> Engine::decode_step(SimTime now) {
+  // Sync scheduling: the finished plan is the only one. Async: the one queued behind it runs
+  // next, and the plan scheduled now follows it.
+  const std::size_t in_flight = config_.async_scheduling ? 2 : 1;
+  if (plans_.size() != in_flight) return std::nullopt;
+  Plan& done = plans_.front();
+  if (done.stats.prefill_requests != 0 || done.items.size() != running_.size()) return std::nullopt;
+  if (in_flight == 2 && !plans_[1].sync_loads.empty()) return std::nullopt;
+  const auto n = static_cast<std::int64_t>(running_.size());
+  if (n > config_.max_num_batched_tokens) return std::nullopt;
+  // schedule_pass() admits nobody: no one waits, or it stops at once.
+  if (!waiting_.empty() && n < config_.max_num_seqs && n < config_.max_num_batched_tokens) return std::nullopt;
+  // Each request, in the terms of apply_outputs() then schedule_pass() (g generated, p
+  // placeholders, c computed, P prompt, M forced output length; after the output: g + 1, p - 1).
+  const std::int64_t bs = kv_.block_size();
+  std::int64_t new_blocks = 0;
+  for (std::size_t i = 0; i < running_.size(); ++i) {
+    const Item& it = done.items[i];
+    if (it.slot != running_[i] || it.dropped || !it.samples || it.tokens != 1) return std::nullopt;
+    const Request& r = req(it.slot);
+    const std::int64_t g = r.generated + 1;
+    const std::int64_t p = r.placeholders - 1;
+    const std::int64_t c = r.num_computed;
+    // Not its first token, not its last; its next token is not its last in flight (async).
+    if (r.generated < 1 || p < 0 || g >= r.max_output_tokens) return std::nullopt;
+    if (p > 0 && c + 2 - p >= r.prompt_tokens + r.max_output_tokens) return std::nullopt;
+    // Scheduled for exactly one more token, which it samples (a decode).
+    if (r.prompt_tokens + g + p - c != 1 || c >= max_model_len_ - 1) return std::nullopt;
+    if (connector_ != nullptr) {
+      // store_new_blocks() has nothing new to store.
+      std::int64_t computed = c - r.placeholders;
+      if (connector_->prompt_only()) computed = std::min(computed, r.prompt_tokens);
+      const std::int64_t full =
+          std::min<std::int64_t>(computed / bs, static_cast<std::int64_t>(r.block_hashes.size()));
+      if (full > r.stored_blocks) return std::nullopt;
+    }
+    if (kv_.needs_new_block(r, 1)) ++new_blocks;
+  }
+  // No preemption: every new block comes from the free queue.
+  if (new_blocks > kv_.pool().num_free_blocks()) return std::nullopt;
+
+  // apply_outputs(): one token each, and the blocks it filled become cacheable.
+  last_step_ = done.stats;
+  for (const Slot s : running_) {
+    Request& r = req(s);
+    --r.placeholders;
+    ++r.generated;
+    const std::int64_t upto = std::min(r.num_computed - r.placeholders, r.num_tokens());
+    if (kv_.caches_more(r, upto)) kv_.cache_full_blocks(r, upto);
+  }
+  counters_.generation_tokens += n;
+  // The queued plan (async) starts now.
+  Plan next = std::move(done);
+  plans_.pop_front();
+  if (!plans_.empty()) plans_.front().stats.start = now;
+  // schedule_plan(): the same requests, one token each, in the same order.
+  now_ = now;
+  next.stats = StepStats{};
+  next.stats.start = now;
+  batch_.clear();
+  for (const Slot s : running_) {
+    Request& r = req(s);
+    if (kv_.needs_new_block(r, 1) || kv_.caches_more(r, std::min(r.num_computed + 1, r.num_tokens()))) {
+      const bool allocated = kv_.allocate_slots(r, 1, 0, {});
+      KVSIM_ASSERT(allocated, "a decode step's block did not fit after all");
+    }
+    batch_.decode_contexts.push_back(r.num_computed + 1);
+    ++r.num_computed;
+    ++r.placeholders;
+  }
+  next.stats.running = static_cast<int>(running_.size());
+  next.stats.waiting = static_cast<int>(waiting_.size());
+  next.stats.kv_usage = kv_.pool().usage();
+  next.stats.decode_requests = static_cast<int>(n);
+  next.stats.batch_tokens = n;
+  time_plan(next);
+  plans_.push_back(std::move(next));
+  ++fast_decode_steps_;
+  return plans_.front().stats.duration;
 }
 
 bool Engine::enqueue_plan(SimTime now) {
@@ -367,6 +452,9 @@ std::optional<SimTime> Engine::start(SimTime now) {
 
 std::optional<SimTime> Engine::finish_step(SimTime now) {
   KVSIM_ASSERT(!plans_.empty(), "finish_step() without a step in flight");
+  if (fast_paths_) {
+    if (const auto d = decode_step(now)) return d;
+  }
   Plan done = std::move(plans_.front());
   plans_.pop_front();
   last_step_ = done.stats;

@@ -133,6 +133,8 @@ class Engine {
   // path; results are byte-identical either way (tests/scenario/fast_path_test.cpp).
   bool fast_paths() const { return fast_paths_; }
   void set_fast_paths(bool on) { fast_paths_ = on; }
+  // Steps that took the decode fast path (decode_step) so far (tests, benchmarks).
+  std::int64_t fast_decode_steps() const { return fast_decode_steps_; }
 
  private:
   using Slot = std::int32_t;
@@ -168,6 +170,15 @@ class Engine {
   void take_loaded(Request& r);
   // The plan at the front starts now: its synchronous loads begin.
   void begin_current(SimTime now);
+  // Exact fast path of finish_step() for a step in which every running request decoded one
+  // token and the next step decodes them all again: nothing finishes, starts or waits to be
+  // admitted, no preemption, no connector store. Does what apply_outputs() and schedule_plan()
+  // would, in the same order, calling the block pool only where they would change it, and
+  // reuses the finished plan for the next one. nullopt (and no change) when the step is not
+  // such a step.
+  std::optional<SimTime> decode_step(SimTime now);
+  // The step time of the batch in batch_, as schedule_plan() derives it.
+  void time_plan(Plan& plan);
   void apply_outputs(const Plan& plan, SimTime now);
   void preempt(Slot s);
   void finish(Slot s, SimTime now);
@@ -182,6 +193,7 @@ class Engine {
 
   EngineConfig config_;
   bool fast_paths_ = true;
+  std::int64_t fast_decode_steps_ = 0;
   std::int64_t max_model_len_;
   const models::ComputeModel& compute_;
   KvCacheManager kv_;

@@ -2,6 +2,7 @@
 // vLLM V1's KVCacheManager for one full-attention group (vllm/v1/core/kv_cache_manager.py,
 // single_type_kv_cache_manager.py): prefix-cache lookup, slot allocation with cache hits, caching
 // of newly full blocks, and freeing in reverse order. Token and block counts are integers.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -37,6 +38,17 @@ class KvCacheManager {
 
   // cache_blocks(): registers the request's full blocks up to `num_tokens` tokens.
   void cache_full_blocks(Request& req, std::int64_t num_tokens);
+  // Whether cache_full_blocks(req, num_tokens) would register a block (else it changes nothing).
+  bool caches_more(const Request& req, std::int64_t num_tokens) const {
+    return enable_caching_ &&
+           std::min<std::int64_t>({num_tokens / block_size_, static_cast<std::int64_t>(req.block_hashes.size()),
+                                   static_cast<std::int64_t>(req.blocks.size())}) > req.num_cached_blocks;
+  }
+  // Whether allocate_slots(req, num_new_tokens, 0, {}) needs a new block.
+  bool needs_new_block(const Request& req, std::int64_t num_new_tokens) const {
+    const std::int64_t need_slot = std::min(req.num_computed + num_new_tokens, max_model_len_);
+    return (need_slot + block_size_ - 1) / block_size_ > static_cast<std::int64_t>(req.blocks.size());
+  }
 
   // Leading blocks of `hashes` found in the prefix cache (a router's look, no side effects).
   std::int64_t cached_prefix_blocks(const std::vector<std::uint64_t>& hashes) const;

@@ -22,21 +22,29 @@ class FixedCompute : public models::ComputeModel {
   std::string describe() const override { return "fixed"; }
 };
 
-// A request whose prompt is `prompt` tokens of stream `stream` and whose answer is its own stream.
-inline Request make_request(std::uint64_t id, std::int64_t prompt, std::int64_t output, std::uint64_t stream,
-                            int block_size = 16) {
-  TokenSequence seq;
-  append_tokens(seq, content_id(ContentKind::kUnique, stream), prompt);
+// A request whose prompt is the first `prompt_tokens` tokens of `prompt` and whose answer is the
+// stream kAssistantTurn of its id (a next turn holds an earlier request's prompt and answer).
+inline Request make_turn(std::uint64_t id, const TokenSequence& prompt, std::int64_t prompt_tokens,
+                         std::int64_t output, int block_size = 16) {
+  TokenSequence seq = prompt;
   append_tokens(seq, content_id(ContentKind::kAssistantTurn, id), output);
   Request r;
   r.id = id;
-  r.prompt_tokens = prompt;
+  r.prompt_tokens = prompt_tokens;
   r.max_output_tokens = output;
   // The engine keys its prefix cache by dense block ids (BlockIds), as Simulation hands them out.
   static BlockIds ids(false);
   r.block_hashes = block_hashes(seq, block_size);
   for (std::uint64_t& h : r.block_hashes) h = ids.intern(h);
   return r;
+}
+
+// A request whose prompt is `prompt` tokens of stream `stream` and whose answer is its own stream.
+inline Request make_request(std::uint64_t id, std::int64_t prompt, std::int64_t output, std::uint64_t stream,
+                            int block_size = 16) {
+  TokenSequence seq;
+  append_tokens(seq, content_id(ContentKind::kUnique, stream), prompt);
+  return make_turn(id, seq, prompt, output, block_size);
 }
 
 }  // namespace kvsim::engine::testing
