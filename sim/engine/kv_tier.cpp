@@ -207,10 +207,14 @@ void KvTier::finish_store(std::uint64_t hash) {
 }
 
 void KvTier::pin_cell(DenseIndex::Cell& c) {
-  if (entries_[static_cast<std::size_t>(c.value())].pins++ == 0) {
+  Entry& x = entries_[static_cast<std::size_t>(c.value())];
+  if (x.pins++ == 0) {
     c.set_flags(kPinnedBit);
     ++pinned_;
-    ++shrink_version_;
+    // A memoized run of ready, unpinned chunks is shortened by a pin on one of its own chunks,
+    // which the memo watches; when lookups also read other tiers, a pin here can shadow a chunk
+    // a memo found in a later tier, so every first pin counts.
+    if (x.watch > 0 || pins_shrink_all_) ++shrink_version_;
   }
   ++stats_.loads;
 }

@@ -45,11 +45,14 @@ class KvTier {
   // Change counters for memoized lookups (an exact fast path of the connector's match()):
   // grow_version() counts changes that can only lengthen a run of ready, unpinned chunks (a
   // store finished, a last pin dropped); shrink_version() those that can shorten one: a first
-  // pin taken, or the eviction of an entry some memoized lookup watches (watch counts per
+  // pin taken on, or the eviction of, an entry some memoized lookup watches (watch counts per
   // entry slot, so an entry found in this tier can be watched without a second lookup).
   std::uint64_t grow_version() const { return grow_version_; }
   std::uint64_t shrink_version() const { return shrink_version_; }
   void watch(std::int32_t entry) { ++entries_[static_cast<std::size_t>(entry)].watch; }
+  // Whether every first pin counts as a shrink (lookups read this tier and others: the default),
+  // or only a pin on a watched entry (every lookup reads this tier alone).
+  void set_pins_shrink_all(bool all) { pins_shrink_all_ = all; }
   void unwatch(std::int32_t entry) { --entries_[static_cast<std::size_t>(entry)].watch; }
 
   // Consecutive ready entries of `hashes` starting at `first` (counts toward the stats).
@@ -143,6 +146,7 @@ class KvTier {
   double arc_p_ = 0;  // ARC target size of T1
   std::uint64_t grow_version_ = 0;
   std::uint64_t shrink_version_ = 0;
+  bool pins_shrink_all_ = true;
   TierStats stats_;
 };
 

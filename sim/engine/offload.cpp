@@ -367,6 +367,14 @@ int OffloadSystem::add_tier(std::string name, std::int64_t capacity_blocks, Evic
 
 ConnectorHooks& OffloadSystem::attach(Engine& engine, std::vector<TierPath> paths, std::vector<CascadePath> cascades) {
   KVSIM_ASSERT(cascades.size() + 1 >= paths.size(), "one cascade path per pair of adjacent tiers");
+  // A tier that some engine looks up alone needs only watched pins to invalidate memoized
+  // matches; one that any engine looks up with others needs every first pin (KvTier).
+  multi_tier_.resize(tiers_.size(), false);
+  for (const TierPath& p : paths) {
+    const auto t = static_cast<std::size_t>(p.tier);
+    if (paths.size() > 1) multi_tier_[t] = true;
+    tiers_[t]->set_pins_shrink_all(multi_tier_[t]);
+  }
   connectors_.push_back(std::make_unique<EngineConnector>(*this, engine, std::move(paths), std::move(cascades)));
   engine.set_connector(connectors_.back().get());
   return *connectors_.back();

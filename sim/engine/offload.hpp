@@ -113,6 +113,7 @@ class OffloadSystem {
   Kind kind_;
   int chunk_blocks_;
   std::vector<std::unique_ptr<KvTier>> tiers_;
+  std::vector<bool> multi_tier_;  // per tier: some engine looks it up together with other tiers
   std::vector<TierReport> reports_;
   std::vector<std::unique_ptr<EngineConnector>> connectors_;
   std::unordered_map<std::uint64_t, Op> ops_;

@@ -70,6 +70,29 @@ TEST(KvTier, PinnedAndInFlightChunksAreNotEvicted) {
   EXPECT_EQ(t.stats().stores_dropped, 1);
 }
 
+// Memoized matches are invalidated by shrink_version(): a first pin on a chunk some memo watches
+// always counts; a first pin on another chunk counts only while lookups may read this tier with
+// others (the default), where it can shadow a chunk a memo found in a later tier.
+TEST(KvTier, FirstPinsCountAsShrinksAsConfigured) {
+  for (const bool all : {true, false}) {
+    KvTier t("dram", 4, EvictionPolicy::kLru);
+    if (!all) t.set_pins_shrink_all(false);
+    store(t, 1);
+    store(t, 2);
+    std::int32_t e1 = -1;
+    ASSERT_EQ(t.state(1, e1), 0);
+    t.watch(e1);
+    const auto s0 = t.shrink_version();
+    t.pin(2);  // a chunk no memo watches
+    EXPECT_EQ(t.shrink_version() != s0, all);
+    const auto s1 = t.shrink_version();
+    t.pin(2);  // not a first pin
+    EXPECT_EQ(t.shrink_version(), s1);
+    t.pin(1);  // watched
+    EXPECT_GT(t.shrink_version(), s1);
+  }
+}
+
 // ARC keeps frequently used chunks: a chunk hit twice (in T2) survives a scan of new chunks
 // that would flush it from an LRU of the same size.
 TEST(KvTier, ArcResistsScans) {
