@@ -2,8 +2,8 @@
 // off) must not change a single result: for many scenarios and seeds, the per-request JSON and
 // the summary JSON of a run with the fast paths equal, byte for byte, those of the plain
 // step-by-step run. The cases cover the example, the seed deployment's variants (VRAM only, host
-// DRAM, network NVMe, LMCache), a Mooncake trace on several servers with two tiers, and a
-// preemption-heavy engine with a tiny KV cache. The plain run also keeps every block id bound
+// DRAM, network NVMe, LMCache), both scheduling modes, a Mooncake trace on several servers with
+// two tiers, and a preemption-heavy engine with a tiny KV cache. The plain run also keeps every block id bound
 // for good, while the fast run reclaims the ids no one holds (BlockIds, from 16,384 ids on), so
 // the comparison checks the reclaiming too.
 #include <gtest/gtest.h>
@@ -84,6 +84,16 @@ TEST(FastPath, SeedNvmeNetIsIdentical) { expect_identical("scenarios/seed/4x4090
 TEST(FastPath, LmcacheIsIdentical) {
   auto o = kSmallSeed;
   o.push_back({"kv_offload.connector", "lmcache"});
+  expect_identical("scenarios/seed/4x4090-dram.yaml", o);
+}
+
+TEST(FastPath, SynchronousSchedulingIsIdentical) {
+  // Without async scheduling a decode step holds one placeholder instead of two, and blocks
+  // filled while decoding are cached at the next step's allocation: the example (next turns hit
+  // them) and the seed with host DRAM.
+  expect_identical("scenarios/examples/rtx4090-llama3.1-8b-multiturn.yaml", {{"engine.async_scheduling", "false"}});
+  auto o = kSmallSeed;
+  o.push_back({"engine.async_scheduling", "false"});
   expect_identical("scenarios/seed/4x4090-dram.yaml", o);
 }
 
