@@ -360,7 +360,6 @@ std::optional<SimTime> Engine::decode_step(SimTime now) {
   if (!waiting_.empty() && n < config_.max_num_seqs && n < config_.max_num_batched_tokens) return std::nullopt;
   // Each request, in the terms of apply_outputs() then schedule_pass() (g generated, p
   // placeholders, c computed, P prompt, M forced output length; after the output: g + 1, p - 1).
-  const std::int64_t bs = kv_.block_size();
   std::int64_t new_blocks = 0;
   for (std::size_t i = 0; i < running_.size(); ++i) {
     const Item& it = done.items[i];
@@ -374,14 +373,8 @@ std::optional<SimTime> Engine::decode_step(SimTime now) {
     if (p > 0 && c + 2 - p >= r.prompt_tokens + r.max_output_tokens) return std::nullopt;
     // Scheduled for exactly one more token, which it samples (a decode).
     if (r.prompt_tokens + g + p - c != 1 || c >= max_model_len_ - 1) return std::nullopt;
-    if (connector_ != nullptr) {
-      // store_new_blocks() has nothing new to store.
-      std::int64_t computed = c - r.placeholders;
-      if (connector_->prompt_only()) computed = std::min(computed, r.prompt_tokens);
-      const std::int64_t full =
-          std::min<std::int64_t>(computed / bs, static_cast<std::int64_t>(r.block_hashes.size()));
-      if (full > r.stored_blocks) return std::nullopt;
-    }
+    // store_new_blocks() has nothing new to store.
+    if (connector_ != nullptr && storable_blocks(r) > r.stored_blocks) return std::nullopt;
     if (kv_.needs_new_block(r, 1)) ++new_blocks;
   }
   // No preemption: every new block comes from the free queue.
@@ -550,13 +543,17 @@ void Engine::release(Slot s) {
   free_slots_.push_back(s);
 }
 
-void Engine::store_new_blocks(Request& r, SimTime now) {
-  // Write-through offload: every full block computed so far and not yet handed over (prompt
-  // blocks only by default: vLLM offload_prompt_only).
+std::int64_t Engine::storable_blocks(const Request& r) const {
+  // Write-through offload: every full block computed so far (prompt blocks only by default:
+  // vLLM offload_prompt_only).
   std::int64_t computed = r.num_computed - r.placeholders;
   if (connector_->prompt_only()) computed = std::min(computed, r.prompt_tokens);
-  const std::int64_t full = std::min<std::int64_t>(computed / kv_.block_size(),
-                                                   static_cast<std::int64_t>(r.block_hashes.size()));
+  return std::min<std::int64_t>(computed / kv_.block_size(), static_cast<std::int64_t>(r.block_hashes.size()));
+}
+
+void Engine::store_new_blocks(Request& r, SimTime now) {
+  // The full blocks not yet handed over.
+  const std::int64_t full = storable_blocks(r);
   if (full <= r.stored_blocks) return;
   const int waited = connector_->store(r, r.stored_blocks, full, now);
   if (connector_->synchronous()) sync_outstanding_ += waited;

@@ -186,6 +186,8 @@ class Engine {
   // The request leaves the waiting queue: lookups memoized for it while it waited are dropped.
   void left_waiting(Request& r);
   void store_new_blocks(Request& r, SimTime now);
+  // The request's full blocks the connector stores (all those computed, or the prompt's).
+  std::int64_t storable_blocks(const Request& r) const;
 
   // The waiting request `r` (nothing computed, GPU hit `hit_tokens` in hit_scratch_) cannot be
   // admitted whatever the connector's match() answers: skip the match (fast path).

@@ -5,9 +5,6 @@
 #include "kvsim/core/error.hpp"
 
 namespace kvsim::engine {
-namespace {
-std::int64_t cdiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-}  // namespace
 
 KvCacheManager::KvCacheManager(std::int64_t num_blocks, int block_size, bool enable_caching,
                                std::int64_t max_model_len)
@@ -60,18 +57,15 @@ bool KvCacheManager::allocate_slots(Request& req, std::int64_t num_new_tokens,
                                     std::int64_t num_new_computed_tokens,
                                     const std::vector<BlockId>& new_computed_blocks, bool delay_cache) {
   const std::int64_t total_computed = req.num_computed + num_new_computed_tokens;
-  const std::int64_t need_slot = std::min(total_computed + num_new_tokens, max_model_len_);
-  const std::int64_t required = cdiv(need_slot, block_size_);
-  const auto held = static_cast<std::int64_t>(req.blocks.size());
-  const auto hits = static_cast<std::int64_t>(new_computed_blocks.size());
-  const std::int64_t num_new_blocks = std::max<std::int64_t>(required - held - hits, 0);
+  const std::int64_t num_new_blocks =
+      new_blocks_needed(req, total_computed + num_new_tokens, new_computed_blocks.size());
   if (!fits(req, num_new_blocks, new_computed_blocks)) return false;
 
   for (BlockId b : new_computed_blocks) {
     pool_.touch(b);
     req.blocks.push_back(b);
   }
-  if (hits > 0) req.num_cached_blocks = static_cast<std::int64_t>(req.blocks.size());
+  if (!new_computed_blocks.empty()) req.num_cached_blocks = static_cast<std::int64_t>(req.blocks.size());
   if (num_new_blocks > 0) pool_.get_new_blocks(num_new_blocks, req.blocks);
 
   if (!delay_cache) cache_full_blocks(req, std::min(total_computed + num_new_tokens, req.num_tokens()));
@@ -83,12 +77,8 @@ bool KvCacheManager::can_allocate(const Request& req, std::int64_t num_new_token
                                   const std::vector<BlockId>& new_computed_blocks) const {
   // The admission test of allocate_slots(), term for term.
   const std::int64_t total_computed = req.num_computed + num_new_computed_tokens;
-  const std::int64_t need_slot = std::min(total_computed + num_new_tokens, max_model_len_);
-  const std::int64_t required = cdiv(need_slot, block_size_);
-  const auto held = static_cast<std::int64_t>(req.blocks.size());
-  const auto hits = static_cast<std::int64_t>(new_computed_blocks.size());
-  const std::int64_t num_new_blocks = std::max<std::int64_t>(required - held - hits, 0);
-  return fits(req, num_new_blocks, new_computed_blocks);
+  return fits(req, new_blocks_needed(req, total_computed + num_new_tokens, new_computed_blocks.size()),
+              new_computed_blocks);
 }
 
 bool KvCacheManager::fits(const Request& req, std::int64_t num_new_blocks, const std::vector<BlockId>& hits) const {
@@ -114,9 +104,7 @@ bool KvCacheManager::fits(const Request& req, std::int64_t num_new_blocks, const
 
 void KvCacheManager::cache_full_blocks(Request& req, std::int64_t num_tokens) {
   if (!enable_caching_) return;
-  const std::int64_t full = std::min<std::int64_t>(
-      {num_tokens / block_size_, static_cast<std::int64_t>(req.block_hashes.size()),
-       static_cast<std::int64_t>(req.blocks.size())});
+  const std::int64_t full = full_blocks(req, num_tokens);
   for (std::int64_t i = req.num_cached_blocks; i < full; ++i) {
     pool_.cache_block(req.blocks[static_cast<std::size_t>(i)], req.block_hashes[static_cast<std::size_t>(i)]);
   }

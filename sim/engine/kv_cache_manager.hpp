@@ -40,14 +40,11 @@ class KvCacheManager {
   void cache_full_blocks(Request& req, std::int64_t num_tokens);
   // Whether cache_full_blocks(req, num_tokens) would register a block (else it changes nothing).
   bool caches_more(const Request& req, std::int64_t num_tokens) const {
-    return enable_caching_ &&
-           std::min<std::int64_t>({num_tokens / block_size_, static_cast<std::int64_t>(req.block_hashes.size()),
-                                   static_cast<std::int64_t>(req.blocks.size())}) > req.num_cached_blocks;
+    return enable_caching_ && full_blocks(req, num_tokens) > req.num_cached_blocks;
   }
   // Whether allocate_slots(req, num_new_tokens, 0, {}) needs a new block.
   bool needs_new_block(const Request& req, std::int64_t num_new_tokens) const {
-    const std::int64_t need_slot = std::min(req.num_computed + num_new_tokens, max_model_len_);
-    return (need_slot + block_size_ - 1) / block_size_ > static_cast<std::int64_t>(req.blocks.size());
+    return new_blocks_needed(req, req.num_computed + num_new_tokens, 0) > 0;
   }
 
   // Leading blocks of `hashes` found in the prefix cache (a router's look, no side effects).
@@ -65,6 +62,19 @@ class KvCacheManager {
   // The admission test: `num_new_blocks` fresh blocks plus the hit blocks that sit in the free
   // queue fit in the free queue.
   bool fits(const Request& req, std::int64_t num_new_blocks, const std::vector<BlockId>& hits) const;
+  // Blocks to add to the request's table, beyond its blocks and `hits` new hit blocks, to hold
+  // `tokens` tokens (at most max_model_len).
+  std::int64_t new_blocks_needed(const Request& req, std::int64_t tokens, std::size_t hits) const {
+    const std::int64_t need_slot = std::min(tokens, max_model_len_);
+    const std::int64_t required = (need_slot + block_size_ - 1) / block_size_;
+    return std::max<std::int64_t>(
+        required - static_cast<std::int64_t>(req.blocks.size()) - static_cast<std::int64_t>(hits), 0);
+  }
+  // The request's full blocks within its first `num_tokens` tokens that have hashes and blocks.
+  std::int64_t full_blocks(const Request& req, std::int64_t num_tokens) const {
+    return std::min<std::int64_t>({num_tokens / block_size_, static_cast<std::int64_t>(req.block_hashes.size()),
+                                   static_cast<std::int64_t>(req.blocks.size())});
+  }
 
   BlockPool pool_;
   int block_size_;

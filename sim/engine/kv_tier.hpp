@@ -50,10 +50,10 @@ class KvTier {
   std::uint64_t grow_version() const { return grow_version_; }
   std::uint64_t shrink_version() const { return shrink_version_; }
   void watch(std::int32_t entry) { ++entries_[static_cast<std::size_t>(entry)].watch; }
+  void unwatch(std::int32_t entry) { --entries_[static_cast<std::size_t>(entry)].watch; }
   // Whether every first pin counts as a shrink (lookups read this tier and others: the default),
   // or only a pin on a watched entry (every lookup reads this tier alone).
   void set_pins_shrink_all(bool all) { pins_shrink_all_ = all; }
-  void unwatch(std::int32_t entry) { --entries_[static_cast<std::size_t>(entry)].watch; }
 
   // Consecutive ready entries of `hashes` starting at `first` (counts toward the stats).
   std::int64_t match(std::span<const std::uint64_t> hashes, std::size_t first);
