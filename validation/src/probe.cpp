@@ -3,14 +3,15 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <array>
-#include <map>
-#include <tuple>
 #include <cmath>
 #include <fstream>
+#include <limits>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
+#include <tuple>
 
 #include "kvsim/core/error.hpp"
 #include "kvsim/io/stats.hpp"
@@ -66,14 +67,12 @@ double tpot_ms(const StreamOutcome& o) {
 }  // namespace
 
 std::vector<double> concurrent_tpot_ms(const std::vector<const ChatResult*>& batch) {
-  SimTime from = 0;
-  SimTime to = 0;
-  bool first = true;
+  SimTime from = std::numeric_limits<SimTime>::min();
+  SimTime to = std::numeric_limits<SimTime>::max();
   for (const ChatResult* c : batch) {
     if (c->chunk_times.empty()) return std::vector<double>(batch.size(), 0.0);
-    from = first ? c->chunk_times.front() : std::max(from, c->chunk_times.front());
-    to = first ? c->chunk_times.back() : std::min(to, c->chunk_times.back());
-    first = false;
+    from = std::max(from, c->chunk_times.front());
+    to = std::min(to, c->chunk_times.back());
   }
   std::vector<double> out;
   out.reserve(batch.size());
@@ -273,19 +272,20 @@ ProbeResult load_probe(const std::string& path) {
 ProbeFit fit_probe(const ProbeResult& probe) {
   struct Row {
     std::array<double, 5> x;
-    std::vector<double> y_us;  // the repeats (and for a decode point, the batch's requests)
+    std::vector<double> ys_us;  // the repeats (and for a decode point, the batch's requests)
     const ProbePoint* p;
+    double y_us = 0;  // their median
   };
   // One row per kind, new tokens, batch and cached tokens (context, for a decode), fitted to the
   // median of its measurements: a loaded machine only ever adds time, and one late request must
   // not move the fit.
   std::map<std::tuple<std::string, double, double, int>, std::size_t> index;
-  std::vector<Row> groups;  // in the order of their first point
+  std::vector<Row> rows;  // in the order of their first point
   int cold = 0, decode = 0;
   const auto add = [&](const ProbePoint& p, double c, const std::array<double, 5>& x, double y_ms) {
-    const auto [it, fresh] = index.try_emplace({p.kind, x[1], c, p.batch}, groups.size());
-    if (fresh) groups.push_back({x, {}, &p});
-    groups[it->second].y_us.push_back(y_ms * 1e3);
+    const auto [it, fresh] = index.try_emplace({p.kind, x[1], c, p.batch}, rows.size());
+    if (fresh) rows.push_back({x, {}, &p});
+    rows[it->second].ys_us.push_back(y_ms * 1e3);
     return fresh ? 1 : 0;
   };
   for (const auto& p : probe.points) {
@@ -313,14 +313,7 @@ ProbeFit fit_probe(const ProbeResult& probe) {
         "calibrate --measured: the probe needs cold prefills of at least 2 lengths and decode "
         "points at at least 2 batch sizes or contexts");
   }
-  struct Median {
-    std::array<double, 5> x;
-    double y_us;
-    const ProbePoint* p;
-  };
-  std::vector<Median> rows;
-  rows.reserve(groups.size());
-  for (const Row& r : groups) rows.push_back({r.x, median_of(r.y_us), r.p});
+  for (Row& r : rows) r.y_us = median_of(r.ys_us);
   std::array<bool, 5> active{true, true, true, true, true};
   Eigen::VectorXd coef = Eigen::VectorXd::Zero(5);
   for (int iter = 0; iter < 5; ++iter) {
@@ -358,7 +351,7 @@ ProbeFit fit_probe(const ProbeResult& probe) {
   fit.q_us = coef(2);
   fit.r_us = coef(3);
   fit.d_us = coef(4);
-  for (const Median& r : rows) {
+  for (const Row& r : rows) {
     double y = 0;
     for (int k = 0; k < 5; ++k) y += r.x[static_cast<std::size_t>(k)] * coef(k);
     fit.residuals.push_back({r.p->kind, r.p->prompt_tokens, r.p->batch, r.y_us / 1e3, y / 1e3});

@@ -24,11 +24,11 @@
 //   TPOT (n sequences, C)    = s + t n + d n C,  C = context + decode_tokens / 2
 // s holds everything per request or per step the server adds (HTTP, scheduling, sampling). The
 // fit is least squares on relative errors (one row per kind, length and batch, at the median of
-// its repeats, divided by it; Eigen), with
-// coefficients held at zero when the unconstrained fit makes them negative. The result maps onto
-// the fitted compute model (models/fitted_model.hpp) per layer: a1 = t / L, e2 = q / L,
-// e3 = r / L, e11 = d / L, dense_step b0 = s, everything else 0, so that FittedModel with
-// cuda_graph_decode_factor 0 and zero step overheads gives these step times.
+// its repeats, divided by it; Eigen), with coefficients held at zero when the unconstrained fit
+// makes them negative. The result maps onto the fitted compute model (models/fitted_model.hpp)
+// per layer: a1 = t / L, e2 = q / L, e3 = r / L, e11 = d / L, dense_step b0 = s, everything
+// else 0, so that FittedModel with cuda_graph_decode_factor 0 and zero step overheads gives
+// these step times.
 #include <cstdint>
 #include <functional>
 #include <string>
