@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "error.hpp"
+
 namespace kvsim {
 namespace {
 
@@ -37,12 +39,14 @@ void append_tokens(TokenSequence& seq, std::uint64_t content_id, std::int64_t le
 
 namespace {
 
-// Hashes the full blocks of `seq` from block `first_block` on, appending to `out`, which holds
-// the hashes of blocks [0, first_block) already.
-void hash_blocks_from(const TokenSequence& seq, std::int64_t block_size, std::uint64_t salt,
-                      std::int64_t first_block, std::vector<std::uint64_t>& out) {
-  std::uint64_t h = mix(0x6b7673696dULL, salt);
-  if (first_block > 0) h = mix(out[static_cast<std::size_t>(first_block - 1)], 0x626c6bULL);
+constexpr std::uint64_t kChainStart = 0x6b7673696dULL;
+constexpr std::uint64_t kBlockEnd = 0x626c6bULL;
+
+// Hashes the full blocks of `seq` from block `first_block` on, appending to `out`, chained on
+// from `prev`, the hash of the block before them (nullptr: they start the chain).
+void hash_blocks_after(const TokenSequence& seq, std::int64_t block_size, std::uint64_t salt,
+                       std::int64_t first_block, const std::uint64_t* prev, std::vector<std::uint64_t>& out) {
+  std::uint64_t h = prev != nullptr ? mix(*prev, kBlockEnd) : mix(kChainStart, salt);
   std::int64_t skip = first_block * block_size;  // tokens already covered
   std::int64_t filled = 0;
   for (const auto& s : seq) {
@@ -63,10 +67,17 @@ void hash_blocks_from(const TokenSequence& seq, std::int64_t block_size, std::ui
       if (filled == block_size) {
         out.push_back(h);
         filled = 0;
-        h = mix(h, 0x626c6bULL);
+        h = mix(h, kBlockEnd);
       }
     }
   }
+}
+
+// hash_blocks_after(), where `out` holds the hashes of blocks [0, first_block) already.
+void hash_blocks_from(const TokenSequence& seq, std::int64_t block_size, std::uint64_t salt,
+                      std::int64_t first_block, std::vector<std::uint64_t>& out) {
+  const std::uint64_t prev = first_block > 0 ? out[static_cast<std::size_t>(first_block - 1)] : 0;
+  hash_blocks_after(seq, block_size, salt, first_block, first_block > 0 ? &prev : nullptr, out);
 }
 
 }  // namespace
@@ -141,6 +152,86 @@ std::vector<std::uint64_t> BlockHashCache::hashes(std::int64_t key, const TokenS
   item.hashes = std::move(fresh);
   item.keys = keys;
   return keys;
+}
+
+FixedPrefixNames::FixedPrefixNames(std::int64_t block_size, std::int64_t stream_tokens, std::uint64_t salt)
+    : block_size_(block_size),
+      stream_tokens_(stream_tokens),
+      salt_(salt),
+      blocks_per_stream_(block_size > 0 && stream_tokens > 0 && stream_tokens % block_size == 0
+                             ? static_cast<std::uint64_t>(stream_tokens / block_size)
+                             : 0) {
+  // Streams that are not whole blocks cannot be named by position.
+  consistent_ = blocks_per_stream_ > 0;
+}
+
+bool FixedPrefixNames::add_chain(const std::vector<std::uint64_t>& content_ids) {
+  if (!consistent_) return false;
+  std::uint32_t prev = kRoot;
+  for (const std::uint64_t cid : content_ids) {
+    const auto [it, fresh] = slot_.try_emplace(cid, static_cast<std::uint32_t>(parent_.size()));
+    const std::uint32_t slot = it->second;
+    if (fresh) {
+      // Its blocks' chained hashes, after its parent's last block, as block_hashes() computes
+      // them inside a sequence: only the last is kept, to chain the blocks after it on.
+      const TokenSequence alone{TokenSegment{cid, 0, stream_tokens_}};
+      std::vector<std::uint64_t> h;
+      h.reserve(blocks_per_stream_);
+      hash_blocks_after(alone, block_size_, salt_, 0, prev == kRoot ? nullptr : &last_hash_[prev], h);
+      parent_.push_back(prev);
+      last_hash_.push_back(h.back());
+    } else if (parent_[slot] != prev) {
+      consistent_ = false;
+      return false;
+    }
+    prev = slot;
+  }
+  return true;
+}
+
+template <class F>
+void FixedPrefixNames::for_each_named(const TokenSequence& seq, F&& f) const {
+  std::uint32_t prev = kRoot;
+  for (const TokenSegment& s : seq) {
+    if (s.offset != 0 || s.length != stream_tokens_) return;
+    const auto it = slot_.find(s.content_id);
+    if (it == slot_.end() || parent_[it->second] != prev) return;
+    prev = it->second;
+    f(prev);
+  }
+}
+
+std::int64_t FixedPrefixNames::named_blocks(const TokenSequence& seq) const {
+  std::int64_t n = 0;
+  if (consistent_) for_each_named(seq, [&](std::uint32_t) { n += static_cast<std::int64_t>(blocks_per_stream_); });
+  return n;
+}
+
+std::vector<std::uint64_t> FixedPrefixNames::keys(const TokenSequence& seq, HashInterner& interner) const {
+  KVSIM_ASSERT(consistent_, "naming blocks by position with inconsistent prefixes");
+  std::vector<std::uint64_t> out;
+  out.reserve(static_cast<std::size_t>(total_tokens(seq) / block_size_));
+  std::uint32_t last = kRoot;
+  for_each_named(seq, [&](std::uint32_t slot) {
+    const std::uint64_t first = slot * blocks_per_stream_;
+    for (std::uint64_t j = 0; j < blocks_per_stream_; ++j) out.push_back(first + j);
+    last = slot;
+  });
+  const std::size_t named = out.size();
+  // A registered stream read only in part right after its own parent would hash its blocks as
+  // the named ones are hashed: the names would no longer be one-to-one. Drivers register only
+  // streams they send whole.
+  const std::size_t next_segment = named / blocks_per_stream_;
+  if (next_segment < seq.size()) {
+    const TokenSegment& s = seq[next_segment];
+    const auto it = slot_.find(s.content_id);
+    KVSIM_ASSERT(it == slot_.end() || s.offset != 0 || parent_[it->second] != last,
+                 "a registered stream is read in part right after its parent");
+  }
+  hash_blocks_after(seq, block_size_, salt_, static_cast<std::int64_t>(named),
+                    last == kRoot ? nullptr : &last_hash_[last], out);
+  interner.intern_all(out.data() + named, out.size() - named);
+  return out;
 }
 
 std::uint64_t content_id(ContentKind kind, std::uint64_t a, std::uint64_t b, std::uint64_t c) {

@@ -90,6 +90,47 @@ class BlockHashCache {
   std::unordered_map<std::int64_t, std::list<Item>::iterator> by_key_;
 };
 
+// Names for the blocks of content streams that always sit at the same place in a sequence, so
+// that they need neither hashing nor a lookup: every stream registered here is read whole
+// (`stream_tokens` tokens from offset 0, a multiple of the block size) and always follows the
+// same registered stream, or always starts the sequence. Then a stream stands for its whole
+// prefix, each of its blocks has one chained hash wherever it occurs (block_hashes), and
+// (stream, block within it) names that hash one-to-one: trace hash ids, which name prefixes
+// (Mooncake: equal hash ids mean equal prefixes; checked here, not assumed). Names are
+// [0, size()); the blocks after a sequence's named ones are hashed, chained on from the last
+// named block, and interned, so they must be interned with ids from size() up.
+class FixedPrefixNames {
+ public:
+  FixedPrefixNames(std::int64_t block_size, std::int64_t stream_tokens, std::uint64_t salt = 0);
+  // Registers the streams a sequence starts with, in order. Returns false, and leaves
+  // consistent() false for good, when a stream was registered before after another stream (or
+  // at the start), or a stream repeats; the names must then not be used.
+  bool add_chain(const std::vector<std::uint64_t>& content_ids);
+  bool consistent() const { return consistent_; }
+  // Blocks named (ids handed out): registered streams x blocks per stream.
+  std::uint64_t size() const { return static_cast<std::uint64_t>(parent_.size()) * blocks_per_stream_; }
+  // The keys of seq's full blocks: block_hashes(seq, block_size, salt) renamed. The leading
+  // whole registered streams, each after its own parent, by position; the rest hashed and
+  // interned (with ids from size() up).
+  std::vector<std::uint64_t> keys(const TokenSequence& seq, HashInterner& interner) const;
+  // How many of seq's leading blocks keys() names by position.
+  std::int64_t named_blocks(const TokenSequence& seq) const;
+
+ private:
+  static constexpr std::uint32_t kRoot = 0xffffffffU;
+  // The registered streams seq starts with, as slots, each after its own parent.
+  template <class F>
+  void for_each_named(const TokenSequence& seq, F&& f) const;
+  std::int64_t block_size_;
+  std::int64_t stream_tokens_;
+  std::uint64_t salt_;
+  std::uint64_t blocks_per_stream_;
+  bool consistent_ = true;
+  std::unordered_map<std::uint64_t, std::uint32_t> slot_;  // content id -> slot
+  std::vector<std::uint32_t> parent_;                      // per slot: the slot before, or kRoot
+  std::vector<std::uint64_t> last_hash_;                   // per slot: its last block's chained hash
+};
+
 // Content ids for distinct kinds of token streams, so that ids never collide across kinds.
 enum class ContentKind : std::uint8_t {
   kCommonPrefix = 1,

@@ -6,9 +6,14 @@
 
 namespace kvsim::engine {
 
+void BlockIds::set_first_id(std::uint64_t first) {
+  KVSIM_ASSERT(hash_.empty(), "block ids are already handed out");
+  first_ = first;
+}
+
 std::uint64_t BlockIds::intern(std::uint64_t hash) {
   std::int32_t id = by_hash_.find(hash);
-  if (id != FlatHashMap::kNone) return static_cast<std::uint64_t>(id);
+  if (id != FlatHashMap::kNone) return first_ + static_cast<std::uint64_t>(id);
   if (!free_.empty()) {
     id = static_cast<std::int32_t>(free_.back());
     free_.pop_back();
@@ -21,7 +26,7 @@ std::uint64_t BlockIds::intern(std::uint64_t hash) {
   hash_[static_cast<std::size_t>(id)] = hash;
   bound_[static_cast<std::size_t>(id)] = 1;
   by_hash_.try_emplace(hash, id);
-  return static_cast<std::uint64_t>(id);
+  return first_ + static_cast<std::uint64_t>(id);
 }
 
 void BlockIds::intern_all(std::uint64_t* hashes, std::size_t n) {

@@ -25,17 +25,22 @@ class BlockIds final : public HashInterner {
   // `reclaim`: false keeps every id bound for good (a plain renaming; the reference the
   // reclaiming run is checked against).
   explicit BlockIds(bool reclaim = true) : reclaim_(reclaim) { by_hash_.set_max_load_quarters(3); }
+  // Ids below `first` are someone else's (FixedPrefixNames): ids handed out start there. Set
+  // before the first intern().
+  void set_first_id(std::uint64_t first);
   std::uint64_t intern(std::uint64_t hash) override;
   // Looks ahead: the table slots of the next hashes are fetched while this one is interned.
   void intern_all(std::uint64_t* hashes, std::size_t n) override;
 
   // Ids bound now (named hashes).
   std::size_t live() const { return by_hash_.size(); }
-  // Ids handed out so far, free ones included: every id is below this.
-  std::size_t capacity() const { return hash_.size(); }
+  // Ids handed out so far, free ones included, plus the first id: every id is below this.
+  std::size_t capacity() const { return first_ + hash_.size(); }
   // The hash an id is bound to (for tests and checks).
-  std::uint64_t hash_of(std::uint64_t id) const { return hash_[static_cast<std::size_t>(id)]; }
-  bool bound(std::uint64_t id) const { return id < hash_.size() && bound_[static_cast<std::size_t>(id)] != 0; }
+  std::uint64_t hash_of(std::uint64_t id) const { return hash_[static_cast<std::size_t>(id - first_)]; }
+  bool bound(std::uint64_t id) const {
+    return id >= first_ && id - first_ < hash_.size() && bound_[static_cast<std::size_t>(id - first_)] != 0;
+  }
 
   // Whether a collection is due before up to `coming` more ids are bound.
   bool wants_collect(std::size_t coming) const {
@@ -47,7 +52,9 @@ class BlockIds final : public HashInterner {
   template <class MarkHeld>
   void collect(MarkHeld&& mark_held) {
     marks_.assign(hash_.size(), 0);
-    mark_held([this](std::uint64_t id) { marks_[static_cast<std::size_t>(id)] = 1; });
+    mark_held([this](std::uint64_t id) {
+      if (id >= first_) marks_[static_cast<std::size_t>(id - first_)] = 1;
+    });
     sweep();
   }
 
@@ -55,7 +62,8 @@ class BlockIds final : public HashInterner {
   void sweep();
   static constexpr std::size_t kFirstCollect = std::size_t{1} << 14;
 
-  FlatHashMap by_hash_;  // hash -> id, bound ids only
+  FlatHashMap by_hash_;  // hash -> id - first_, bound ids only
+  std::uint64_t first_ = 0;
   std::vector<std::uint64_t> hash_;
   std::vector<std::uint8_t> bound_;
   std::vector<std::uint8_t> marks_;

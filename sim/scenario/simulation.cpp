@@ -154,6 +154,9 @@ struct Simulation::Impl : workload::WorkloadContext {
   std::uint64_t next_request_id = 0;
   // Each conversation's last prompt+output hashes: its next turn re-hashes only new blocks.
   BlockHashCache hash_cache{scenario.engine.block_size};
+  // Trace blocks that name their prefix are named by position instead (ids below the first
+  // that block_ids hands out); not on the plain path, so the fast-path test checks them.
+  std::unique_ptr<FixedPrefixNames> prefix_names;
   std::unordered_map<std::uint64_t, InFlight> in_flight;
   std::unordered_map<std::int64_t, int> conversation_server;
   int next_server = 0;
@@ -325,6 +328,11 @@ Simulation::Impl::Impl(const Scenario& s, std::unique_ptr<workload::Driver> cust
     throw InputError(std::move(ds));
   }
 
+  if (!engine::plain_steps_requested()) {
+    prefix_names = driver->prefix_names(sc.engine.block_size);
+    if (prefix_names) block_ids.set_first_id(prefix_names->size());
+  }
+
   info.scenario_name = sc.name;
   info.kvsim_version = kVersion;
   info.seed = sc.seed;
@@ -414,7 +422,7 @@ std::uint64_t Simulation::Impl::submit(workload::RequestSpec spec) {
                                               static_cast<std::size_t>(scenario.engine.block_size) + 1)) {
     collect_block_ids();
   }
-  r.block_hashes = hash_cache.hashes(spec.conversation_id, full);
+  r.block_hashes = prefix_names ? prefix_names->keys(full, block_ids) : hash_cache.hashes(spec.conversation_id, full);
   const int server = route(spec, r);
 
   InFlight f;

@@ -55,6 +55,9 @@ class Driver {
   virtual void on_complete(const Completion& c, WorkloadContext& ctx) = 0;
   // Header lines describing the workload (the benchmark prints its parameters).
   virtual std::vector<std::string> describe() const = 0;
+  // Names for the blocks of streams that stand for their whole prefix in every prompt this
+  // workload sends (FixedPrefixNames, with every prompt's chain registered), or nullptr.
+  virtual std::unique_ptr<FixedPrefixNames> prefix_names(std::int64_t /*block_size*/) const { return nullptr; }
 };
 
 }  // namespace kvsim::workload

@@ -211,23 +211,25 @@ void sort_trace(Trace& trace, std::vector<std::int64_t> parent_by_position) {
   trace.requests = std::move(sorted);
 }
 
+std::vector<std::uint64_t> trace_block_streams(const TraceRequest& r, int hash_block_tokens) {
+  std::vector<std::uint64_t> out;
+  if (hash_block_tokens <= 0) return out;
+  const std::int64_t full = std::min<std::int64_t>(r.input_length / hash_block_tokens,
+                                                   static_cast<std::int64_t>(r.hash_ids.size()));
+  out.reserve(static_cast<std::size_t>(full));
+  for (std::int64_t i = 0; i < full; ++i) {
+    out.push_back(content_id(ContentKind::kTraceBlock, static_cast<std::uint64_t>(r.hash_ids[static_cast<std::size_t>(i)])));
+  }
+  return out;
+}
+
 TokenSequence trace_prompt(const TraceRequest& r, std::size_t index, int hash_block_tokens) {
   TokenSequence seq;
-  std::int64_t covered = 0;
-  if (hash_block_tokens > 0) {
-    const std::int64_t full = std::min<std::int64_t>(r.input_length / hash_block_tokens,
-                                                     static_cast<std::int64_t>(r.hash_ids.size()));
-    seq.reserve(static_cast<std::size_t>(full) + 1);
-    for (std::int64_t i = 0; i < full; ++i) {
-      append_tokens(seq,
-                    content_id(ContentKind::kTraceBlock,
-                               static_cast<std::uint64_t>(r.hash_ids[static_cast<std::size_t>(i)])),
-                    hash_block_tokens);
-    }
-    covered = full * hash_block_tokens;
-  }
-  append_tokens(seq, content_id(ContentKind::kUnique, kTraceTailSalt, index),
-                r.input_length - covered);
+  const std::vector<std::uint64_t> blocks = trace_block_streams(r, hash_block_tokens);
+  seq.reserve(blocks.size() + 1);
+  for (const std::uint64_t cid : blocks) append_tokens(seq, cid, hash_block_tokens);
+  const std::int64_t covered = static_cast<std::int64_t>(blocks.size()) * hash_block_tokens;
+  append_tokens(seq, content_id(ContentKind::kUnique, kTraceTailSalt, index), r.input_length - covered);
   return seq;
 }
 

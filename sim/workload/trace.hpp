@@ -84,6 +84,8 @@ void sort_trace(Trace& trace, std::vector<std::int64_t> parent_by_position);
 // block, and every token when hash_block_tokens is 0) as a stream of its own
 // (content_id(kUnique, <trace tail salt>, index)), never shared with another request.
 TokenSequence trace_prompt(const TraceRequest& r, std::size_t index, int hash_block_tokens);
+// The content ids of trace_prompt()'s whole hash blocks, in order.
+std::vector<std::uint64_t> trace_block_streams(const TraceRequest& r, int hash_block_tokens);
 // The answer stream of request `index`.
 std::uint64_t trace_output_stream(std::size_t index);
 

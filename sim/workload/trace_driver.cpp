@@ -89,6 +89,16 @@ void TraceDriver::on_complete(const Completion& c, WorkloadContext& ctx) {
   submit_due(ctx);
 }
 
+std::unique_ptr<FixedPrefixNames> TraceDriver::prefix_names(std::int64_t block_size) const {
+  if (trace_.hash_block_tokens <= 0) return nullptr;
+  auto names = std::make_unique<FixedPrefixNames>(block_size, trace_.hash_block_tokens);
+  for (const TraceRequest& r : trace_.requests) {
+    if (!names->add_chain(trace_block_streams(r, trace_.hash_block_tokens))) return nullptr;
+  }
+  if (names->size() == 0) return nullptr;
+  return names;
+}
+
 std::vector<std::string> TraceDriver::describe() const {
   return {"trace=" + spec_.file,
           "format=" + trace_.format,

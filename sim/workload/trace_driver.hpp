@@ -33,6 +33,8 @@ class TraceDriver final : public Driver {
   void on_wake(std::int64_t tag, WorkloadContext& ctx) override;
   void on_complete(const Completion& c, WorkloadContext& ctx) override;
   std::vector<std::string> describe() const override;
+  // Trace hash ids that name their prefix (each always after the same one) name the blocks.
+  std::unique_ptr<FixedPrefixNames> prefix_names(std::int64_t block_size) const override;
 
   std::size_t size() const { return trace_.requests.size(); }
   SimTime arrival(std::size_t i) const { return arrivals_[i]; }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kvsim/core/error.hpp"
 #include "kvsim/core/rng.hpp"
 #include "kvsim/core/tokens.hpp"
 #include "kvsim/engine/kv_tier.hpp"
@@ -34,6 +35,31 @@ TEST(BlockIds, OneIdPerHashAndCollectFreesWhatIsNotMarked) {
   EXPECT_NE(a2, a);  // the old hash comes back under another id
   EXPECT_EQ(ids.hash_of(a2), 0xaaaaU);
   EXPECT_EQ(ids.capacity(), 3U);
+}
+
+// Ids below the first id are another namer's: handed out ids start there, and marks below it
+// (held names) neither count nor disturb a collection.
+TEST(BlockIds, IdsStartAtTheFirstIdAndCollectIgnoresIdsBelowIt) {
+  BlockIds ids;
+  ids.set_first_id(1000);
+  const std::uint64_t a = ids.intern(0xaaaa);
+  const std::uint64_t b = ids.intern(0xbbbb);
+  EXPECT_EQ(a, 1000U);
+  EXPECT_EQ(b, 1001U);
+  EXPECT_EQ(ids.hash_of(b), 0xbbbbU);
+  EXPECT_FALSE(ids.bound(999));
+  ids.collect([&](auto mark) {
+    mark(5);
+    mark(999);
+    mark(b);
+  });
+  EXPECT_FALSE(ids.bound(a));
+  EXPECT_TRUE(ids.bound(b));
+  EXPECT_EQ(ids.intern(0xcccc), a);  // the freed id names the next new hash
+  EXPECT_EQ(ids.capacity(), 1002U);
+  BlockIds used;
+  used.intern(1);
+  EXPECT_THROW(used.set_first_id(10), InternalError) << "only before the first intern";
 }
 
 // Conversations interleaved through a small cache (so some are dropped and come back), with

@@ -202,6 +202,30 @@ TEST(TraceBlocks, SixteenTokenBlocksAndNoPrefixInfo) {
   EXPECT_EQ(total_tokens(trace_prompt(x, 0, 0)), 64);
 }
 
+// Hash ids that each follow one hash id (as Mooncake's name prefixes) give the driver names by
+// position: 32 engine blocks per 512-token hash block, for the whole, prompts of the window;
+// a hash id seen after two different ones gives none.
+TEST(TraceBlocks, DriverNamesBlocksOnlyWhenHashIdsNamePrefixes) {
+  Trace t;
+  t.format = "test";
+  t.hash_block_tokens = 512;
+  TraceRequest a = req(0, 1100);
+  a.hash_ids = {5, 6, 7};  // 7 is the partial tail: not a whole block, not registered
+  TraceRequest b = req(1, 1600);
+  b.hash_ids = {5, 8, 9};
+  t.requests = {a, b};
+  const auto names = TraceDriver(t, TraceSpec{}).prefix_names(16);
+  ASSERT_NE(names, nullptr);
+  EXPECT_EQ(names->size(), 4U * 32U);  // 5, 6, 8, 9
+  EXPECT_EQ(names->named_blocks(trace_prompt(a, 0, 512)), 64);
+  EXPECT_EQ(names->named_blocks(trace_prompt(b, 1, 512)), 96);
+  EXPECT_EQ(TraceDriver(t, TraceSpec{}).prefix_names(48), nullptr) << "512 is not a whole number of 48-token blocks";
+  TraceRequest c = req(2, 1024);
+  c.hash_ids = {4, 6};  // 6 followed 5 before
+  t.requests.push_back(c);
+  EXPECT_EQ(TraceDriver(t, TraceSpec{}).prefix_names(16), nullptr);
+}
+
 TEST(TraceReplay, DriverRejectsBadMode) {
   TraceSpec spec;
   spec.mode = "sideways";
