@@ -41,6 +41,7 @@ namespace {
 
 constexpr std::uint64_t kChainStart = 0x6b7673696dULL;
 constexpr std::uint64_t kBlockEnd = 0x626c6bULL;
+constexpr std::uint64_t kStreamEnd = 0x7374726d656eULL;
 
 // Hashes the full blocks of `seq` from block `first_block` on, appending to `out`, chained on
 // from `prev`, the hash of the block before them (nullptr: they start the chain).
@@ -172,14 +173,8 @@ bool FixedPrefixNames::add_chain(const std::vector<std::uint64_t>& content_ids) 
     const auto [it, fresh] = slot_.try_emplace(cid, static_cast<std::uint32_t>(parent_.size()));
     const std::uint32_t slot = it->second;
     if (fresh) {
-      // Its blocks' chained hashes, after its parent's last block, as block_hashes() computes
-      // them inside a sequence: only the last is kept, to chain the blocks after it on.
-      const TokenSequence alone{TokenSegment{cid, 0, stream_tokens_}};
-      std::vector<std::uint64_t> h;
-      h.reserve(blocks_per_stream_);
-      hash_blocks_after(alone, block_size_, salt_, 0, prev == kRoot ? nullptr : &last_hash_[prev], h);
       parent_.push_back(prev);
-      last_hash_.push_back(h.back());
+      end_hash_.push_back(mix(mix(prev == kRoot ? mix(kChainStart, salt_) : end_hash_[prev], cid), kStreamEnd));
     } else if (parent_[slot] != prev) {
       consistent_ = false;
       return false;
@@ -229,7 +224,7 @@ std::vector<std::uint64_t> FixedPrefixNames::keys(const TokenSequence& seq, Hash
                  "a registered stream is read in part right after its parent");
   }
   hash_blocks_after(seq, block_size_, salt_, static_cast<std::int64_t>(named),
-                    last == kRoot ? nullptr : &last_hash_[last], out);
+                    last == kRoot ? nullptr : &end_hash_[last], out);
   interner.intern_all(out.data() + named, out.size() - named);
   return out;
 }

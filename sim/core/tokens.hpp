@@ -97,8 +97,10 @@ class BlockHashCache {
 // prefix, each of its blocks has one chained hash wherever it occurs (block_hashes), and
 // (stream, block within it) names that hash one-to-one: trace hash ids, which name prefixes
 // (Mooncake: equal hash ids mean equal prefixes; checked here, not assumed). Names are
-// [0, size()); the blocks after a sequence's named ones are hashed, chained on from the last
-// named block, and interned, so they must be interned with ids from size() up.
+// [0, size()). The blocks after a sequence's named ones are hashed and interned (with ids from
+// size() up), chained on not from the last named block's hash, which is never computed, but
+// from a hash of the chain of streams, which like it stands for the whole prefix: their keys
+// are one-to-one with block_hashes()'s as well.
 class FixedPrefixNames {
  public:
   FixedPrefixNames(std::int64_t block_size, std::int64_t stream_tokens, std::uint64_t salt = 0);
@@ -128,7 +130,7 @@ class FixedPrefixNames {
   bool consistent_ = true;
   std::unordered_map<std::uint64_t, std::uint32_t> slot_;  // content id -> slot
   std::vector<std::uint32_t> parent_;                      // per slot: the slot before, or kRoot
-  std::vector<std::uint64_t> last_hash_;                   // per slot: its last block's chained hash
+  std::vector<std::uint64_t> end_hash_;                    // per slot: hash of its chain of streams
 };
 
 // Content ids for distinct kinds of token streams, so that ids never collide across kinds.
