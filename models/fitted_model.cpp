@@ -517,8 +517,11 @@ FittedCoefficients load_fitted_yaml(const std::string& path) {
 }
 
 FittedModel::FittedModel(FittedCoefficients coefficients, ModelSpec model, ProfileParams params)
-    : c_(std::move(coefficients)), model_(std::move(model)), params_(std::move(params)) {
+    : c_(std::move(coefficients)), model_(std::move(model)), params_(std::move(params)), work_(model_) {
   check_params(c_, model_, params_);
+  double per_layer = 0;
+  for (const auto& op : dense_layer_ops()) per_layer += op.count;
+  decode_dense_kernels_ = model_.num_layers * per_layer + static_cast<double>(dense_step_ops().size());
 }
 
 double FittedModel::attention_layer_us(const BatchShape& batch) const {
@@ -541,11 +544,8 @@ StepBreakdown FittedModel::step_time(const BatchShape& batch) const {
                     std::max(0.0, c_.dense_step_us[0] + c_.dense_step_us[1] * tokens);
   double attn_us = layers * attention_layer_us(batch);
   if (batch.prefills.empty()) {
-    double per_layer = 0;
-    for (const auto& op : dense_layer_ops()) per_layer += op.count;
     const double removed = params_.cuda_graph_decode_factor * c_.launch_floor_us;
-    const double dense_kernels = layers * per_layer + static_cast<double>(dense_step_ops().size());
-    dense_us = std::max(0.0, dense_us - removed * dense_kernels);
+    dense_us = std::max(0.0, dense_us - removed * decode_dense_kernels_);
     attn_us = std::max(0.0, attn_us - removed * layers);
   }
   b.dense_s = dense_us * kUsToS;
@@ -553,7 +553,7 @@ StepBreakdown FittedModel::step_time(const BatchShape& batch) const {
   b.lm_head_s = std::max(0.0, c_.per_sequence_us[0] + c_.per_sequence_us[1] * seqs) * kUsToS;
   b.gpu_overhead_s = params_.gpu_step_overhead_us * kUsToS;
   b.overhead_s = params_.step_overhead_us * kUsToS;
-  add_step_work(model_, batch, b);
+  add_step_work(work_, batch, b);
   return b;
 }
 

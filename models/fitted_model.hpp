@@ -47,6 +47,7 @@
 #include "kvsim/models/compute_spec.hpp"
 #include "kvsim/models/model_spec.hpp"
 #include "kvsim/models/profile_bundle.hpp"
+#include "kvsim/models/profile_model.hpp"
 
 namespace kvsim::models {
 
@@ -138,6 +139,8 @@ class FittedModel final : public ComputeModel {
   FittedCoefficients c_;
   ModelSpec model_;
   ProfileParams params_;
+  StepWorkTerms work_;
+  double decode_dense_kernels_ = 0;  // kernel launches a decode-only step's CUDA graph saves
 };
 
 }  // namespace kvsim::models

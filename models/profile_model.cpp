@@ -94,11 +94,16 @@ double ProfileGrid::at(const std::array<double, kMaxAxes>& at) const {
   return sum;
 }
 
-void add_step_work(const ModelSpec& model, const BatchShape& batch, StepBreakdown& b) {
+StepWorkTerms::StepWorkTerms(const ModelSpec& model)
+    : dense_params(static_cast<double>(model.dense_params())),
+      attention(4.0 * model.num_layers * model.num_attention_heads * model.head_dim),
+      lm_head(static_cast<double>(model.hidden_size) * model.vocab_size),
+      weight_bytes(dtype_bytes(model.dtype)),
+      kv_bytes(model.kv_bytes_per_token().as_double()) {}
+
+void add_step_work(const StepWorkTerms& t, const BatchShape& batch, StepBreakdown& b) {
   const double tokens = static_cast<double>(batch.num_tokens());
   const double seqs = static_cast<double>(batch.num_sequences());
-  const double w = dtype_bytes(model.dtype);
-  const double kv = model.kv_bytes_per_token().as_double();
   double pairs = 0;
   double kv_tokens = 0;
   for (const auto& p : batch.prefills) {
@@ -109,10 +114,12 @@ void add_step_work(const ModelSpec& model, const BatchShape& batch, StepBreakdow
     pairs += attention_pairs_decode(c);
     kv_tokens += static_cast<double>(c + 1);
   }
-  const double a = 4.0 * model.num_layers * model.num_attention_heads * model.head_dim;
-  const double hv = static_cast<double>(model.hidden_size) * model.vocab_size;
-  b.flops = 2.0 * static_cast<double>(model.dense_params()) * tokens + a * pairs + 2.0 * hv * seqs;
-  b.bytes = (static_cast<double>(model.dense_params()) + hv) * w + kv * kv_tokens;
+  b.flops = 2.0 * t.dense_params * tokens + t.attention * pairs + 2.0 * t.lm_head * seqs;
+  b.bytes = (t.dense_params + t.lm_head) * t.weight_bytes + t.kv_bytes * kv_tokens;
+}
+
+void add_step_work(const ModelSpec& model, const BatchShape& batch, StepBreakdown& b) {
+  add_step_work(StepWorkTerms(model), batch, b);
 }
 
 double effective_decode_context(const std::vector<std::int64_t>& contexts, double alpha) {
@@ -128,7 +135,7 @@ double effective_decode_context(const std::vector<std::int64_t>& contexts, doubl
 }
 
 ProfileModel::ProfileModel(const ProfileBundle& bundle, ModelSpec model, ProfileParams params)
-    : model_(std::move(model)), params_(std::move(params)), source_(bundle.dir) {
+    : model_(std::move(model)), params_(std::move(params)), work_(model_), source_(bundle.dir) {
   if (model_.num_layers <= 0) throw InputError("", 0, 0, "profile model: num_layers must be > 0");
   if (!(params_.cuda_graph_decode_factor >= 0 && params_.cuda_graph_decode_factor <= 1)) {
     throw InputError("", 0, 0, "profile model: cuda_graph_decode_factor must lie in [0, 1]");
@@ -268,7 +275,7 @@ StepBreakdown ProfileModel::step_time(const BatchShape& batch) const {
   b.lm_head_s = (lm_head_.at(seqs) + sampler_.at(seqs)) * kUsToS;
   b.gpu_overhead_s = params_.gpu_step_overhead_us * kUsToS;
   b.overhead_s = params_.step_overhead_us * kUsToS;
-  add_step_work(model_, batch, b);
+  add_step_work(work_, batch, b);
   return b;
 }
 

@@ -60,7 +60,18 @@ class ProfileGrid {
   std::vector<double> values_;  // row-major, NaN where unset
 };
 
+// The per-model factors of add_step_work(), computed once (a model times every engine step).
+struct StepWorkTerms {
+  explicit StepWorkTerms(const ModelSpec& model);
+  double dense_params;  // weights read and multiplied per token
+  double attention;     // FLOPs per attention pair: 4 x layers x heads x head_dim
+  double lm_head;       // hidden x vocab
+  double weight_bytes;  // bytes per weight
+  double kv_bytes;      // KV bytes per token
+};
+
 // Adds FLOP and byte counts of the batch to `b` (the roofline's counts; models/roofline.hpp).
+void add_step_work(const StepWorkTerms& terms, const BatchShape& batch, StepBreakdown& b);
 void add_step_work(const ModelSpec& model, const BatchShape& batch, StepBreakdown& b);
 
 // Decode context used to time a batch of decodes: mean + alpha x (max - mean).
@@ -87,6 +98,7 @@ class ProfileModel final : public ComputeModel {
  private:
   ModelSpec model_;
   ProfileParams params_;
+  StepWorkTerms work_;
   std::string source_;
   std::vector<std::pair<ProfileCurve, int>> layer_ops_;  // curve, count per layer
   std::vector<ProfileCurve> step_ops_;
