@@ -1,6 +1,7 @@
 #include "tokens.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "error.hpp"
 
@@ -170,9 +171,10 @@ bool FixedPrefixNames::add_chain(const std::vector<std::uint64_t>& content_ids) 
   if (!consistent_) return false;
   std::uint32_t prev = kRoot;
   for (const std::uint64_t cid : content_ids) {
-    const auto [it, fresh] = slot_.try_emplace(cid, static_cast<std::uint32_t>(parent_.size()));
-    const std::uint32_t slot = it->second;
-    if (fresh) {
+    KVSIM_ASSERT(parent_.size() < static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()), "more than 2^31 trace blocks");
+    const auto fresh_slot = static_cast<std::int32_t>(parent_.size());
+    const auto slot = static_cast<std::uint32_t>(slot_.try_emplace(cid, fresh_slot));
+    if (slot == static_cast<std::uint32_t>(fresh_slot)) {
       parent_.push_back(prev);
       end_hash_.push_back(mix(mix(prev == kRoot ? mix(kChainStart, salt_) : end_hash_[prev], cid), kStreamEnd));
     } else if (parent_[slot] != prev) {
@@ -189,9 +191,9 @@ void FixedPrefixNames::for_each_named(const TokenSequence& seq, F&& f) const {
   std::uint32_t prev = kRoot;
   for (const TokenSegment& s : seq) {
     if (s.offset != 0 || s.length != stream_tokens_) return;
-    const auto it = slot_.find(s.content_id);
-    if (it == slot_.end() || parent_[it->second] != prev) return;
-    prev = it->second;
+    const std::int32_t slot = slot_.find(s.content_id);
+    if (slot == FlatHashMap::kNone || parent_[static_cast<std::size_t>(slot)] != prev) return;
+    prev = static_cast<std::uint32_t>(slot);
     f(prev);
   }
 }
@@ -219,8 +221,8 @@ std::vector<std::uint64_t> FixedPrefixNames::keys(const TokenSequence& seq, Hash
   const std::size_t next_segment = named / blocks_per_stream_;
   if (next_segment < seq.size()) {
     const TokenSegment& s = seq[next_segment];
-    const auto it = slot_.find(s.content_id);
-    KVSIM_ASSERT(it == slot_.end() || s.offset != 0 || parent_[it->second] != last,
+    const std::int32_t slot = slot_.find(s.content_id);
+    KVSIM_ASSERT(slot == FlatHashMap::kNone || s.offset != 0 || parent_[static_cast<std::size_t>(slot)] != last,
                  "a registered stream is read in part right after its parent");
   }
   hash_blocks_after(seq, block_size_, salt_, static_cast<std::int64_t>(named),

@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "flat_hash.hpp"
+
 namespace kvsim {
 
 struct TokenSegment {
@@ -128,7 +130,7 @@ class FixedPrefixNames {
   std::uint64_t salt_;
   std::uint64_t blocks_per_stream_;
   bool consistent_ = true;
-  std::unordered_map<std::uint64_t, std::uint32_t> slot_;  // content id -> slot
+  FlatHashMap slot_;                                       // content id -> slot
   std::vector<std::uint32_t> parent_;                      // per slot: the slot before, or kRoot
   std::vector<std::uint64_t> end_hash_;                    // per slot: hash of its chain of streams
 };

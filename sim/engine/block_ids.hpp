@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "kvsim/core/tokens.hpp"
-#include "kvsim/engine/flat_hash.hpp"
+#include "kvsim/core/flat_hash.hpp"
 
 namespace kvsim::engine {
 

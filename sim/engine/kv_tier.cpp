@@ -4,7 +4,7 @@
 #include <string>
 
 #include "kvsim/core/error.hpp"
-#include "kvsim/engine/flat_hash.hpp"
+#include "kvsim/core/flat_hash.hpp"
 
 namespace kvsim::engine {
 

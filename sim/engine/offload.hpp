@@ -23,7 +23,7 @@
 
 #include "kvsim/engine/connector.hpp"
 #include "kvsim/engine/engine.hpp"
-#include "kvsim/engine/flat_hash.hpp"
+#include "kvsim/core/flat_hash.hpp"
 #include "kvsim/engine/kv_tier.hpp"
 #include "kvsim/hw/flow_network.hpp"
 #include "kvsim/hw/topology.hpp"

@@ -9,9 +9,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kvsim/engine/flat_hash.hpp"
+#include "kvsim/core/flat_hash.hpp"
 
-namespace kvsim::engine {
+namespace kvsim {
 namespace {
 
 void check_against_reference(const std::vector<std::uint64_t>& pool, std::uint32_t seed) {
@@ -91,4 +91,4 @@ TEST(FlatHashMap, CellFlagsTravelWithTheirKeyThroughErases) {
 }
 
 }  // namespace
-}  // namespace kvsim::engine
+}  // namespace kvsim

@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #endif
 
-namespace kvsim::engine {
+namespace kvsim {
 
 // Large arrays read at random (hash tables, tier entries): back them with 2 MiB pages where the
 // kernel allows it (transparent huge pages in madvise mode), which saves a TLB miss on most
@@ -160,4 +160,4 @@ class FlatHashMap {
   std::size_t size_ = 0;
 };
 
-}  // namespace kvsim::engine
+}  // namespace kvsim
