@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 
 #include "error.hpp"
 
@@ -210,8 +211,9 @@ std::vector<std::uint64_t> FixedPrefixNames::keys(const TokenSequence& seq, Hash
   out.reserve(static_cast<std::size_t>(total_tokens(seq) / block_size_));
   std::uint32_t last = kRoot;
   for_each_named(seq, [&](std::uint32_t slot) {
-    const std::uint64_t first = slot * blocks_per_stream_;
-    for (std::uint64_t j = 0; j < blocks_per_stream_; ++j) out.push_back(first + j);
+    const std::size_t at = out.size();
+    out.resize(at + blocks_per_stream_);
+    std::iota(out.begin() + static_cast<std::ptrdiff_t>(at), out.end(), slot * blocks_per_stream_);
     last = slot;
   });
   const std::size_t named = out.size();

@@ -1,6 +1,7 @@
 #include "kvsim/engine/kv_tier.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "kvsim/core/error.hpp"
@@ -208,6 +209,7 @@ void KvTier::finish_store(std::uint64_t hash) {
 
 void KvTier::pin_cell(DenseIndex::Cell& c) {
   Entry& x = entries_[static_cast<std::size_t>(c.value())];
+  KVSIM_ASSERT(x.pins < std::numeric_limits<std::int16_t>::max(), "more than 32,766 loads of one chunk in tier '" + name_ + "'");
   if (x.pins++ == 0) {
     c.set_flags(kPinnedBit);
     ++pinned_;

@@ -109,14 +109,16 @@ class KvTier {
   static constexpr std::uint32_t kReadyBit = 1;
   static constexpr std::uint32_t kPinnedBit = 2;
   enum class List : std::uint8_t { kT1, kT2, kB1, kB2 };
+  // 24 bytes: a remote store holds millions of them.
   struct Entry {
     std::uint64_t hash = 0;
     std::int32_t prev = -1, next = -1;
+    std::int32_t watch = 0;  // memoized lookups relying on this slot (kept across reuse)
+    std::int16_t pins = 0;   // loads reading it (each a request's load in flight)
     List list = List::kT1;
     bool ready = false;
-    int pins = 0;
-    std::int32_t watch = 0;  // memoized lookups relying on this slot (kept across reuse)
   };
+  static_assert(sizeof(Entry) == 24);
   struct DList {
     std::int32_t head = -1, tail = -1;  // head: least recently used
     std::int64_t size = 0;
