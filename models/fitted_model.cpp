@@ -542,18 +542,40 @@ StepBreakdown FittedModel::step_time(const BatchShape& batch) const {
   const double layers = model_.num_layers;
   double dense_us = layers * std::max(0.0, dense_layer_dot(tokens, c_.dense_knee_tokens, c_.dense_layer_us)) +
                     std::max(0.0, c_.dense_step_us[0] + c_.dense_step_us[1] * tokens);
-  double attn_us = layers * attention_layer_us(batch);
-  if (batch.prefills.empty()) {
+  const bool decode_only = batch.prefills.empty();
+  double attn_us = 0;
+  double pairs = 0;
+  double kv_tokens = 0;
+  if (decode_only) {
+    // attention_layer_us() and add_step_work() of a decode-only batch in one pass: its only
+    // attention features are e9..e12 (1, n, the sum and the largest of the contexts; the
+    // others are 0, and adding 0 x a finite coefficient changes no sum), and its attention
+    // pairs are the same sum. The same sums in the same order, so the same values.
+    double ctx_max = 0;
+    for (const auto c : batch.decode_contexts) {
+      pairs += attention_pairs_decode(c);
+      ctx_max = std::max(ctx_max, static_cast<double>(c));
+      kv_tokens += static_cast<double>(c + 1);
+    }
+    double us = 0;
+    us += 1.0 * c_.attention_layer_us[9];
+    us += seqs * c_.attention_layer_us[10];
+    us += pairs * c_.attention_layer_us[11];
+    us += ctx_max * c_.attention_layer_us[12];
+    attn_us = layers * std::max(0.0, us);
     const double removed = params_.cuda_graph_decode_factor * c_.launch_floor_us;
     dense_us = std::max(0.0, dense_us - removed * decode_dense_kernels_);
     attn_us = std::max(0.0, attn_us - removed * layers);
+  } else {
+    attn_us = layers * attention_layer_us(batch);
   }
   b.dense_s = dense_us * kUsToS;
   b.attention_s = attn_us * kUsToS;
   b.lm_head_s = std::max(0.0, c_.per_sequence_us[0] + c_.per_sequence_us[1] * seqs) * kUsToS;
   b.gpu_overhead_s = params_.gpu_step_overhead_us * kUsToS;
   b.overhead_s = params_.step_overhead_us * kUsToS;
-  add_step_work(work_, batch, b);
+  if (decode_only) add_step_work(work_, tokens, seqs, pairs, kv_tokens, b);
+  else add_step_work(work_, batch, b);
   return b;
 }
 

@@ -114,6 +114,11 @@ void add_step_work(const StepWorkTerms& t, const BatchShape& batch, StepBreakdow
     pairs += attention_pairs_decode(c);
     kv_tokens += static_cast<double>(c + 1);
   }
+  add_step_work(t, tokens, seqs, pairs, kv_tokens, b);
+}
+
+void add_step_work(const StepWorkTerms& t, double tokens, double seqs, double pairs, double kv_tokens,
+                   StepBreakdown& b) {
   b.flops = 2.0 * t.dense_params * tokens + t.attention * pairs + 2.0 * t.lm_head * seqs;
   b.bytes = (t.dense_params + t.lm_head) * t.weight_bytes + t.kv_bytes * kv_tokens;
 }

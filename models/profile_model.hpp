@@ -72,6 +72,9 @@ struct StepWorkTerms {
 
 // Adds FLOP and byte counts of the batch to `b` (the roofline's counts; models/roofline.hpp).
 void add_step_work(const StepWorkTerms& terms, const BatchShape& batch, StepBreakdown& b);
+// The same from the batch's sums: attention pairs and KV tokens read.
+void add_step_work(const StepWorkTerms& terms, double tokens, double seqs, double pairs, double kv_tokens,
+                   StepBreakdown& b);
 void add_step_work(const ModelSpec& model, const BatchShape& batch, StepBreakdown& b);
 
 // Decode context used to time a batch of decodes: mean + alpha x (max - mean).

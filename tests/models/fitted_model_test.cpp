@@ -215,6 +215,39 @@ TEST(FittedModel, AgreesWithProfileModel) {
   EXPECT_EQ(fit.step_time(BatchShape{}).total_s(), 0.0);
 }
 
+// A decode-only step is timed in one pass over the contexts; it must give exactly what the
+// features of attention_layer_us() and the batch's add_step_work() give (the general path),
+// with some coefficients negative so that signs and the clamps at 0 matter.
+TEST(FittedModel, DecodeOnlyStepsMatchTheGeneralFormulaExactly) {
+  FittedCoefficients c = report().coefficients;
+  for (int variant = 0; variant < 2; ++variant) {
+    if (variant == 1) {
+      c.attention_layer_us[10] = -c.attention_layer_us[10];
+      c.attention_layer_us[12] = -3.0 * c.attention_layer_us[12];
+    }
+    ProfileParams params;
+    params.cuda_graph_decode_factor = 0.7;
+    const FittedModel fit(c, testing::llama_31_8b(), params);
+    const double layers = testing::llama_31_8b().num_layers;
+    const double removed = 0.7 * c.launch_floor_us;
+    std::int64_t seed = 17;
+    for (int n : {1, 2, 7, 33, 256}) {
+      BatchShape b;
+      for (int i = 0; i < n; ++i) {
+        seed = (seed * 1103515245 + 12345) % 2147483648;
+        b.decode_contexts.push_back(1 + seed % 40000);
+      }
+      const StepBreakdown s = fit.step_time(b);
+      const double attn_us = std::max(0.0, layers * fit.attention_layer_us(b) - removed * layers);
+      EXPECT_EQ(s.attention_s, attn_us * 1e-6) << "variant " << variant << ", " << n << " decodes";
+      StepBreakdown work;
+      add_step_work(testing::llama_31_8b(), b, work);
+      EXPECT_EQ(s.flops, work.flops) << n;
+      EXPECT_EQ(s.bytes, work.bytes) << n;
+    }
+  }
+}
+
 TEST(FittedModel, RejectsBadInput) {
   FittedCoefficients c = report().coefficients;
   c.attention_layer_us.pop_back();
