@@ -3,8 +3,8 @@
 // 30-bit values (tier entry slots, GPU block ids), as an array addressed by the key: a lookup is
 // one read at a known place, and a walk over a conversation's blocks, whose ids were handed out
 // together, reads neighbouring cells. The operations FlatHashMap has, for KvTier's index and the
-// GPU prefix cache; four bytes a key, in pages that exist only while they hold a key. Nothing
-// iterates it, so its layout never reaches a result.
+// GPU prefix cache; four bytes a key, in pages that exist only while they hold a key (and a few
+// spare ones). Nothing iterates it, so its layout never reaches a result.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -81,15 +81,20 @@ class DenseIndex {
     *c = Cell{};
     --size_;
     const std::size_t p = key >> kPageBits;
-    if (--used_[p] == 0) pages_[p].reset();  // an empty page goes back
+    if (--used_[p] == 0) {
+      // An empty page is all zero again: keep a few for the next new page (no zeroing).
+      if (spare_.size() < kSparePages) spare_.push_back(std::move(pages_[p]));
+      else pages_[p].reset();
+    }
     return true;
   }
 
  private:
   // Keys are grouped in pages of 1,024 cells (4 KiB), allocated when a key of the page is first
   // inserted and released when the page's last key is erased, so a tier holding few of many ids
-  // keeps only the pages it uses.
+  // keeps only the pages it uses; up to kSparePages released pages are kept for reuse.
   static constexpr int kPageBits = 10;
+  static constexpr std::size_t kSparePages = 16;
   static constexpr std::uint64_t kPageMask = (std::uint64_t{1} << kPageBits) - 1;
   struct Free {
     void operator()(Cell* p) const { std::free(p); }
@@ -106,9 +111,14 @@ class DenseIndex {
       used_.resize(pages_.size(), 0);
     }
     if (!pages_[p]) {
-      auto* page = static_cast<Cell*>(std::calloc(std::size_t{1} << kPageBits, sizeof(Cell)));
-      if (page == nullptr) throw std::bad_alloc();
-      pages_[p].reset(page);
+      if (!spare_.empty()) {
+        pages_[p] = std::move(spare_.back());
+        spare_.pop_back();
+      } else {
+        auto* page = static_cast<Cell*>(std::calloc(std::size_t{1} << kPageBits, sizeof(Cell)));
+        if (page == nullptr) throw std::bad_alloc();
+        pages_[p].reset(page);
+      }
     }
     return pages_[p].get()[key & kPageMask];
   }
@@ -119,6 +129,7 @@ class DenseIndex {
 
   std::vector<std::unique_ptr<Cell, Free>> pages_;
   std::vector<std::uint32_t> used_;  // keys present per page
+  std::vector<std::unique_ptr<Cell, Free>> spare_;  // released pages, all zero
   std::size_t size_ = 0;
 };
 
