@@ -13,6 +13,7 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
                   std::vector<CascadePath> cascades)
       : sys_(sys), engine_(engine), paths_(std::move(paths)), cascades_(std::move(cascades)) {
     first_tier_is_host_ = !paths_.empty() && paths_[0].host_memory;
+    for (const TierPath& path : paths_) stack_.push_back(sys_.tiers_[static_cast<std::size_t>(path.tier)].get());
   }
 
   bool synchronous() const override { return sys_.kind_ == Kind::kLmcache; }
@@ -22,11 +23,11 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
     return r.block_hashes[static_cast<std::size_t>((chunk + 1) * sys_.chunk_blocks_ - 1)];
   }
   std::int64_t chunk_tokens() const { return static_cast<std::int64_t>(sys_.chunk_blocks_) * sys_.block_size_; }
-  KvTier& tier_at(std::size_t pos) const { return *sys_.tiers_[static_cast<std::size_t>(paths_[pos].tier)]; }
+  KvTier& tier_at(std::size_t pos) const { return *stack_[pos]; }
 
   // Where chunk key `h` can be read: the first tier of the stack that holds it ready.
   int find(std::uint64_t h) const {
-    for (std::size_t p = 0; p < paths_.size(); ++p) {
+    for (std::size_t p = 0; p < stack_.size(); ++p) {
       if (tier_at(p).is_ready(h)) return static_cast<int>(p);
     }
     return -1;
@@ -34,7 +35,7 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
   // find(), whether the found tier's copy is pinned by a load, and its entry slot, from the
   // tiers' indexes.
   int find_pinned(std::uint64_t h, bool& pinned, std::int32_t& entry) const {
-    for (std::size_t p = 0; p < paths_.size(); ++p) {
+    for (std::size_t p = 0; p < stack_.size(); ++p) {
       const int st = tier_at(p).state(h, entry);
       if (st >= 0) {
         pinned = st > 0;
@@ -46,7 +47,7 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
   // find(), pinning the chunk in the tier it is read from (one lookup per tier): its stack
   // position, with its entry slot there in `entry`; -1 when no tier holds it ready.
   int pin_where_ready(std::uint64_t h, std::int32_t& entry) {
-    for (std::size_t p = 0; p < paths_.size(); ++p) {
+    for (std::size_t p = 0; p < stack_.size(); ++p) {
       entry = tier_at(p).pin_if_ready(h);
       if (entry >= 0) return static_cast<int>(p);
     }
@@ -57,7 +58,7 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
   void prefetch(const Request& r, std::int64_t chunk, std::int64_t last) const {
     if (chunk >= last) return;
     const std::uint64_t h = key(r, chunk);
-    for (std::size_t p = 0; p < paths_.size(); ++p) tier_at(p).prefetch(h);
+    for (std::size_t p = 0; p < stack_.size(); ++p) tier_at(p).prefetch(h);
   }
 
   std::optional<std::int64_t> match(const Request& r, std::int64_t local_hit_tokens) override {
@@ -332,6 +333,7 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
   OffloadSystem& sys_;
   Engine& engine_;
   std::vector<TierPath> paths_;
+  std::vector<KvTier*> stack_;  // paths_[i]'s tier
   std::vector<CascadePath> cascades_;
   bool first_tier_is_host_ = false;
   std::unordered_map<std::uint64_t, int> loads_left_;
