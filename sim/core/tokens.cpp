@@ -145,12 +145,13 @@ std::vector<std::uint64_t> BlockHashCache::hashes(std::int64_t key, const TokenS
     return fresh;
   }
   // The leading blocks equal to the last sequence's keep their keys; the rest are interned.
-  std::vector<std::uint64_t> keys(fresh.size());
+  std::vector<std::uint64_t> keys;
+  keys.reserve(fresh.size());
   std::size_t i = 0;
   for (const std::size_t n = std::min(fresh.size(), item.hashes.size()); i < n && fresh[i] == item.hashes[i]; ++i) {
-    keys[i] = item.keys[i];
+    keys.push_back(item.keys[i]);
   }
-  std::copy(fresh.begin() + static_cast<std::ptrdiff_t>(i), fresh.end(), keys.begin() + static_cast<std::ptrdiff_t>(i));
+  keys.insert(keys.end(), fresh.begin() + static_cast<std::ptrdiff_t>(i), fresh.end());
   interner_->intern_all(keys.data() + i, keys.size() - i);
   item.hashes = std::move(fresh);
   item.keys = keys;
