@@ -22,9 +22,10 @@ inline void advise_huge_pages(void* p, std::size_t bytes) {
 #if defined(__linux__)
   constexpr std::uintptr_t kHuge = std::uintptr_t{1} << 21;
   if (bytes < 2 * kHuge) return;
-  const auto begin = (reinterpret_cast<std::uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
-  const auto end = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(kHuge - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+  const auto addr = reinterpret_cast<std::uintptr_t>(p);
+  const std::uintptr_t begin = (addr + kHuge - 1) & ~(kHuge - 1);
+  const std::uintptr_t end = (addr + bytes) & ~(kHuge - 1);
+  if (end > begin) madvise(static_cast<char*>(p) + (begin - addr), end - begin, MADV_HUGEPAGE);
 #else
   (void)p;
   (void)bytes;
