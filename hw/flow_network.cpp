@@ -175,46 +175,77 @@ void FlowNetwork::progress(State& s, SimTime t) const {
 // Every resource whose share equals m saturates, and its transfers, with those capped at m,
 // freeze at rate m. Repeat until none is unfrozen: at most one round per distinct rate.
 void FlowNetwork::recompute(State& s) const {
+  // Max-min fair shares by water filling, over the resources and transfers in use only: the
+  // others carry nothing, so they set no level, saturate nothing and keep their idle values
+  // (cap = base capacity, alloc = 0). The work per call is in the transfers in flight, not in
+  // the size of the topology (hundreds of link directions on a cluster).
   const std::size_t nr = base_cap_.size();
   const std::size_t nf = s.flows.size();
-  count_.assign(nr, 0);
+  if (s.cap.size() != nr || s.alloc.size() != nr) {
+    s.cap = base_cap_;
+    s.alloc.assign(nr, 0.0);
+    s.touched.clear();
+  }
+  for (const std::int32_t r : s.touched) {
+    s.cap[static_cast<std::size_t>(r)] = base_cap_[static_cast<std::size_t>(r)];
+    s.alloc[static_cast<std::size_t>(r)] = 0.0;
+  }
+  s.touched.clear();
+  // The working arrays are all zero between calls.
+  if (count_.size() != nr) {
+    count_.assign(nr, 0);
+    unfrozen_.assign(nr, 0);
+    frozen_.assign(nr, 0.0);
+    saturated_.assign(nr, 0);
+  }
+  used_res_.clear();
+  flowing_.clear();
   for (std::size_t i = 0; i < nf; ++i) {
     if (s.flows[i].phase != Phase::kFlowing) continue;
-    for (const std::int32_t r : slots_[i].res) ++count_[static_cast<std::size_t>(r)];
+    flowing_.push_back(static_cast<std::int32_t>(i));
+    for (const std::int32_t r : slots_[i].res) {
+      if (count_[static_cast<std::size_t>(r)]++ == 0) used_res_.push_back(r);
+    }
   }
-  s.cap.resize(nr);
-  s.alloc.resize(nr);
-  unfrozen_.assign(nr, 0);
-  frozen_.assign(nr, 0.0);
-  saturated_.assign(nr, 0);
-  for (std::size_t r = 0; r < nr; ++r) {
-    double c = base_cap_[r];
-    // Duplex interference: the opposite direction of a link is r ^ 1.
-    if (r < num_link_res_ && busy_cap_[r] > 0 && count_[r ^ 1U] > 0) c = std::min(c, busy_cap_[r]);
-    s.cap[r] = c;
+  std::sort(used_res_.begin(), used_res_.end());
+  // Duplex interference: the opposite direction of a link is r ^ 1; while it carries a
+  // transfer, a link direction's capacity is its both-busy figure (used or not).
+  const auto interfered = [this](std::size_t r) {
+    return r < num_link_res_ && busy_cap_[r] > 0 && count_[r ^ 1U] > 0;
+  };
+  for (const std::int32_t ri : used_res_) {
+    const auto r = static_cast<std::size_t>(ri);
     unfrozen_[r] = count_[r];
+    s.touched.push_back(ri);
+    if (interfered(r)) s.cap[r] = std::min(base_cap_[r], busy_cap_[r]);
+    const std::size_t o = r ^ 1U;
+    if (r < num_link_res_ && count_[o] == 0 && interfered(o)) {
+      s.cap[o] = std::min(base_cap_[o], busy_cap_[o]);
+      s.touched.push_back(static_cast<std::int32_t>(o));
+    }
   }
 
   level_.assign(nf, -1.0);  // -1 = unfrozen (or not flowing)
-  std::size_t left = 0;
-  for (const Flow& f : s.flows) left += f.phase == Phase::kFlowing ? 1U : 0U;
+  std::size_t left = flowing_.size();
   while (left > 0) {
     double m = kInf;
-    for (std::size_t r = 0; r < nr; ++r) {
+    for (const std::int32_t ri : used_res_) {
+      const auto r = static_cast<std::size_t>(ri);
       if (unfrozen_[r] > 0) m = std::min(m, (s.cap[r] - frozen_[r]) / unfrozen_[r]);
     }
-    for (std::size_t i = 0; i < nf; ++i) {
-      if (s.flows[i].phase == Phase::kFlowing && level_[i] < 0 && slots_[i].rate_cap > 0) {
-        m = std::min(m, slots_[i].rate_cap);
-      }
+    for (const std::int32_t fi : flowing_) {
+      const auto i = static_cast<std::size_t>(fi);
+      if (level_[i] < 0 && slots_[i].rate_cap > 0) m = std::min(m, slots_[i].rate_cap);
     }
     m = std::max(m, 0.0);
     const double threshold = m + m * kShareTolerance;
-    for (std::size_t r = 0; r < nr; ++r) {
+    for (const std::int32_t ri : used_res_) {
+      const auto r = static_cast<std::size_t>(ri);
       saturated_[r] = unfrozen_[r] > 0 && (s.cap[r] - frozen_[r]) / unfrozen_[r] <= threshold;
     }
-    for (std::size_t i = 0; i < nf; ++i) {
-      if (s.flows[i].phase != Phase::kFlowing || level_[i] >= 0) continue;
+    for (const std::int32_t fi : flowing_) {
+      const auto i = static_cast<std::size_t>(fi);
+      if (level_[i] >= 0) continue;
       const Slot& slot = slots_[i];
       // With no resource and no cap (m = +inf) every remaining transfer freezes at once.
       bool freeze = std::isinf(m) || (slot.rate_cap > 0 && slot.rate_cap <= threshold);
@@ -230,10 +261,17 @@ void FlowNetwork::recompute(State& s) const {
     }
   }
 
-  for (std::size_t r = 0; r < nr; ++r) s.alloc[r] = frozen_[r];
-  for (std::size_t i = 0; i < nf; ++i) {
+  for (const std::int32_t ri : used_res_) {
+    const auto r = static_cast<std::size_t>(ri);
+    s.alloc[r] = frozen_[r];
+    count_[r] = 0;
+    unfrozen_[r] = 0;
+    frozen_[r] = 0.0;
+    saturated_[r] = 0;
+  }
+  for (const std::int32_t fi : flowing_) {
+    const auto i = static_cast<std::size_t>(fi);
     Flow& f = s.flows[i];
-    if (f.phase != Phase::kFlowing) continue;
     // An unchanged rate keeps its projected end, so unrelated events add no rounding.
     if (level_[i] != f.rate) {
       f.rate = level_[i];
@@ -309,6 +347,7 @@ SimTime FlowNetwork::next_completion() const {
     scratch_.flows = live_.flows;
     scratch_.cap = live_.cap;
     scratch_.alloc = live_.alloc;
+    scratch_.touched = live_.touched;
     cache_ = run_dry(scratch_);
     cache_valid_ = true;
   }
@@ -426,6 +465,7 @@ std::vector<std::int64_t> FlowNetwork::link_bytes_moved_at(SimTime t) const {
   s.flows = live_.flows;
   s.cap = live_.cap;
   s.alloc = live_.alloc;
+  s.touched = live_.touched;
   for (;;) {
     const SimTime e = next_event(s);
     if (e == kNever || e > t) break;

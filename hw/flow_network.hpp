@@ -119,6 +119,9 @@ class FlowNetwork {
     std::vector<Flow> flows;
     std::vector<double> cap;    // per resource, effective capacity
     std::vector<double> alloc;  // per resource, sum of allocated rates
+    // Resources whose cap or alloc the last recompute() moved off its idle value (cap = base
+    // capacity, alloc = 0); every other resource holds its idle value.
+    std::vector<std::int32_t> touched;
   };
   // What a transfer is, fixed at start().
   struct Slot {
@@ -167,6 +170,8 @@ class FlowNetwork {
   mutable std::vector<double> frozen_;
   mutable std::vector<char> saturated_;
   mutable std::vector<double> level_;
+  mutable std::vector<std::int32_t> used_res_;  // resources some flowing transfer crosses, ascending
+  mutable std::vector<std::int32_t> flowing_;   // flowing transfers, ascending
 };
 
 }  // namespace kvsim::hw

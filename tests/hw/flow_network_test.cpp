@@ -305,6 +305,38 @@ TEST(FlowNetwork, PcieBothDirectionsBusyRunAt13Each) {
   }
 }
 
+// A link direction's capacity is its both-busy figure (13 GB/s) while the opposite direction
+// carries a transfer, whether it carries one itself or not, and its own figure otherwise; what
+// the transfers get is allocated. When they end, every figure is the idle one again.
+TEST(FlowNetwork, CapacitiesFollowTheTransfersInFlightAndReturnToIdle) {
+  Rtx4090 n;
+  FlowNetwork net(n.t);
+  net.start(0, n.load(), Bytes{250'000'000}, {});  // 10 ms alone at 25 GB/s
+  EXPECT_DOUBLE_EQ(net.capacity(n.link, true).value, 25e9);
+  EXPECT_DOUBLE_EQ(net.allocated(n.link, true).value, 25e9);
+  EXPECT_DOUBLE_EQ(net.capacity(n.link, false).value, 13e9);
+  EXPECT_DOUBLE_EQ(net.allocated(n.link, false).value, 0.0);
+  ASSERT_EQ(net.advance_to(kSecond).size(), 1U);
+  EXPECT_DOUBLE_EQ(net.capacity(n.link, true).value, 25e9);
+  EXPECT_DOUBLE_EQ(net.capacity(n.link, false).value, 26.5e9);
+  EXPECT_DOUBLE_EQ(net.allocated(n.link, true).value, 0.0);
+  EXPECT_DOUBLE_EQ(net.utilization(n.link, true), 0.0);
+
+  net.start(kSecond, n.store(), Bytes{265'000'000}, {});  // 10 ms alone at 26.5 GB/s
+  EXPECT_DOUBLE_EQ(net.capacity(n.link, true).value, 13e9);
+  EXPECT_DOUBLE_EQ(net.capacity(n.link, false).value, 26.5e9);
+  EXPECT_DOUBLE_EQ(net.allocated(n.link, false).value, 26.5e9);
+  EXPECT_DOUBLE_EQ(net.allocated(n.link, true).value, 0.0);
+  const TransferId load = net.start(kSecond + kMillisecond, n.load(), Bytes{1'000'000'000}, {});
+  EXPECT_DOUBLE_EQ(net.rate(load), 13e9);
+  EXPECT_DOUBLE_EQ(net.capacity(n.link, false).value, 13e9);
+  ASSERT_EQ(net.advance_to(3 * kSecond).size(), 2U);
+  EXPECT_DOUBLE_EQ(net.capacity(n.link, true).value, 25e9);
+  EXPECT_DOUBLE_EQ(net.capacity(n.link, false).value, 26.5e9);
+  EXPECT_DOUBLE_EQ(net.allocated(n.link, true).value, 0.0);
+  EXPECT_DOUBLE_EQ(net.allocated(n.link, false).value, 0.0);
+}
+
 // Without both_busy_each the directions are independent: 25 and 26.5 GB/s at once.
 TEST(FlowNetwork, NoInterferenceWithoutBothBusyFigure) {
   LinkSpec s = Rtx4090::make();
