@@ -12,7 +12,9 @@
 // file:LINE:COL naming the key. Blank lines are skipped. Rows are sorted stably by timestamp, so
 // a file out of order replays in time order with ties in file order.
 #include <istream>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kvsim/workload/trace.hpp"
@@ -23,6 +25,14 @@ inline constexpr int kMooncakeBlockTokens = 512;
 
 Trace parse_mooncake(std::istream& in, const std::string& display_name,
                      int hash_block_tokens = kMooncakeBlockTokens);
+
+// A row in the form Mooncake's traces use (the four keys once each, in any order, separated by
+// JSON whitespace; integer values without sign, fraction, exponent or leading zeros, up to 18
+// digits; input_length, output_length >= 1; the id count right), read without a JSON parser:
+// the row the general reader would give. Anything else, valid or not: nullopt, and the general
+// reader takes the line (with its checks and error messages). Fields other than the four and
+// `line` are left at their defaults.
+std::optional<TraceRequest> read_mooncake_row(std::string_view text, int hash_block_tokens);
 
 // The requests alone (thin wrappers of parse_mooncake).
 std::vector<TraceRequest> read_mooncake_trace(const std::string& path,

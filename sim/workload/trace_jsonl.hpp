@@ -39,17 +39,24 @@ class JsonLine {
 bool blank_line(const std::string& text);
 
 // Calls on_row(row, line) for each line of `in` that is not blank, parsed (a trailing CR cut).
-template <class OnRow>
-void for_each_jsonl_row(std::istream& in, const std::string& display_name, OnRow&& on_row) {
+// A line that fast(text, line) takes (returns true for) is not parsed: `fast` reads the common
+// form of a row itself and leaves anything else (and every error) to on_row.
+template <class Fast, class OnRow>
+void for_each_jsonl_row(std::istream& in, const std::string& display_name, Fast&& fast, OnRow&& on_row) {
   std::string text;
   int line = 0;
   while (std::getline(in, text)) {
     ++line;
     if (!text.empty() && text.back() == '\r') text.pop_back();
     if (blank_line(text)) continue;
+    if (fast(text, line)) continue;
     const JsonLine row(display_name, line, text);
     on_row(row, line);
   }
+}
+template <class OnRow>
+void for_each_jsonl_row(std::istream& in, const std::string& display_name, OnRow&& on_row) {
+  for_each_jsonl_row(in, display_name, [](const std::string&, int) { return false; }, on_row);
 }
 
 // An empty trace of `format` read from `display_name`, with hash blocks of `hash_block_tokens`

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 
 #include "fake_context.hpp"
@@ -93,6 +97,92 @@ TEST(MooncakeTrace, RowChecks) {
       R"({"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [1, -2]})");
   EXPECT_EQ(d.path, "hash_ids[1]");
   EXPECT_EQ(first_error("[1, 2]").message, "a trace row must be a JSON object");
+}
+
+// The row reader without a JSON parser takes the rows of the real trace and random rows in the
+// same form (keys in any order, JSON whitespace anywhere between tokens) and gives the values
+// written; every row it does not take goes to the general reader.
+TEST(MooncakeTrace, FastRowReaderGivesTheWrittenValues) {
+  std::mt19937_64 rng(7);
+  const char* spaces[] = {"", " ", "  ", "\t", " \r\n "};
+  const auto sp = [&] { return std::string(spaces[rng() % 5]); };
+  for (int n = 0; n < 500; ++n) {
+    const std::int64_t ts = static_cast<std::int64_t>(rng() % 4'000'000'000ULL);
+    const std::int64_t input = 1 + static_cast<std::int64_t>(rng() % 5000);
+    const std::int64_t output = 1 + static_cast<std::int64_t>(rng() % 900);
+    std::vector<std::int64_t> ids;
+    std::string list = "[" + sp();
+    for (std::int64_t b = 0; b < (input + 511) / 512; ++b) {
+      ids.push_back(static_cast<std::int64_t>(rng() % 100'000'000));
+      list += (b > 0 ? "," + sp() : "") + std::to_string(ids.back()) + sp();
+    }
+    list += "]";
+    std::vector<std::string> fields = {
+        "\"timestamp\"" + sp() + ":" + sp() + std::to_string(ts),
+        "\"input_length\":" + sp() + std::to_string(input),
+        "\"output_length\"" + sp() + ":" + std::to_string(output),
+        "\"hash_ids\":" + sp() + list};
+    std::shuffle(fields.begin(), fields.end(), rng);
+    std::string row = sp() + "{" + sp();
+    for (std::size_t f = 0; f < fields.size(); ++f) row += (f > 0 ? sp() + "," + sp() : "") + fields[f];
+    row += sp() + "}" + sp();
+    const auto r = read_mooncake_row(row, 512);
+    ASSERT_TRUE(r.has_value()) << row;
+    EXPECT_EQ(r->timestamp_ms, static_cast<double>(ts));
+    EXPECT_EQ(r->input_length, input);
+    EXPECT_EQ(r->output_length, output);
+    EXPECT_EQ(r->hash_ids, ids);
+    EXPECT_EQ(r->conversation, -1);
+    EXPECT_EQ(r->parent, -1);
+  }
+  // The real trace: the rows read back equal a JSON parser's reading of each line.
+  std::ifstream in(kConversationTrace);
+  std::string line;
+  int rows = 0;
+  while (std::getline(in, line)) {
+    const auto r = read_mooncake_row(line, 512);
+    ASSERT_TRUE(r.has_value()) << line;
+    const auto j = nlohmann::json::parse(line);
+    ASSERT_EQ(r->timestamp_ms, j.at("timestamp").get<double>());
+    ASSERT_EQ(r->input_length, j.at("input_length").get<std::int64_t>());
+    ASSERT_EQ(r->output_length, j.at("output_length").get<std::int64_t>());
+    ASSERT_EQ(r->hash_ids, j.at("hash_ids").get<std::vector<std::int64_t>>());
+    ++rows;
+  }
+  EXPECT_EQ(rows, 12031);
+}
+
+// Rows valid or not in any other form are left to the general reader, which reads the valid
+// ones to the same values and reports the others as before.
+TEST(MooncakeTrace, FastRowReaderLeavesOtherFormsToTheGeneralReader) {
+  const std::string ids = R"("hash_ids": [1, 2])";
+  for (const std::string& row : std::vector<std::string>{
+           R"({"timestamp": 1.5, "input_length": 600, "output_length": 5, )" + ids + "}",
+           R"({"timestamp": 1e3, "input_length": 600, "output_length": 5, )" + ids + "}",
+           R"({"timestamp": 01, "input_length": 600, "output_length": 5, )" + ids + "}",
+           R"({"timestamp": -1, "input_length": 600, "output_length": 5, )" + ids + "}",
+           R"({"timestamp": 1234567890123456789, "input_length": 600, "output_length": 5, )" + ids + "}",
+           R"({"timestamp": 1, "input_length": 600, "output_length": 0, )" + ids + "}",
+           R"({"timestamp": 1, "input_length": 600, "output_length": 5, "hash_ids": [1]})",
+           R"({"timestamp": 1, "input_length": 600, "output_length": 5, "hash_ids": [1, -2]})",
+           R"({"timestamp": 1, "input_length": 600, "output_length": 5, )" + ids + R"(, "x": 1})",
+           R"({"timestamp": 1, "timestamp": 2, "input_length": 600, "output_length": 5, )" + ids + "}",
+           R"({"timestamp": 1, "input_length": 600, )" + ids + "}",
+           R"({"timestamp": 1, "input_length": 600, "output_length": 5, )" + ids + "} x",
+           R"({"timestamp": 1, "input_length": "600", "output_length": 5, )" + ids + "}",
+           R"({"timest\u0061mp": 1, "input_length": 600, "output_length": 5, )" + ids + "}",
+           "[1, 2]", "{}"}) {
+    EXPECT_FALSE(read_mooncake_row(row, 512).has_value()) << row;
+  }
+  // Valid rows in another form read as the general reader reads them.
+  std::istringstream in(R"({"timestamp": 1.5, "input_length": 600, "output_length": 5, "hash_ids": [1, 2], "x": 1})"
+                        "\n" R"({"timest\u0061mp": 2, "input_length": 600, "output_length": 5, "hash_ids": [3, 4]})");
+  const auto reqs = parse_mooncake_trace(in, "t.jsonl");
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[0].timestamp_ms, 1.5);
+  EXPECT_EQ(reqs[1].timestamp_ms, 2.0);
+  EXPECT_EQ(reqs[1].hash_ids, (std::vector<std::int64_t>{3, 4}));
+  EXPECT_EQ(reqs[1].line, 2);
 }
 
 // Rows are sorted stably by timestamp; the blank line is skipped; line numbers stay the file's.
