@@ -23,10 +23,6 @@ class RowScanner {
     ++i_;
     return true;
   }
-  bool peek(char c) {
-    skip_space();
-    return i_ < s_.size() && s_[i_] == c;
-  }
   bool at_end() {
     skip_space();
     return i_ == s_.size();
@@ -103,8 +99,9 @@ std::optional<TraceRequest> read_mooncake_row(std::string_view text, int hash_bl
   }
   if (!in.take('}') || !in.at_end() || !(timestamp && input && output && ids)) return std::nullopt;
   if (hash_block_tokens < 1) return std::nullopt;
-  const std::int64_t blocks = (r.input_length + hash_block_tokens - 1) / hash_block_tokens;
-  if (static_cast<std::int64_t>(r.hash_ids.size()) != blocks) return std::nullopt;
+  if (static_cast<std::int64_t>(r.hash_ids.size()) != detail::hash_id_count(r.input_length, hash_block_tokens)) {
+    return std::nullopt;
+  }
   return r;
 }
 

@@ -33,7 +33,7 @@ Trace hashed_trace(const std::string& format, const std::string& display_name, i
 
 std::vector<std::int64_t> hash_ids(const JsonLine& row, std::int64_t input_length, int hash_block_tokens) {
   std::vector<std::int64_t> ids = row.id_list("hash_ids");
-  const std::int64_t blocks = (input_length + hash_block_tokens - 1) / hash_block_tokens;
+  const std::int64_t blocks = hash_id_count(input_length, hash_block_tokens);
   if (static_cast<std::int64_t>(ids.size()) != blocks) {
     row.fail({JsonPathItem::member("hash_ids")},
              "has " + std::to_string(ids.size()) + " ids; input_length " + std::to_string(input_length) +

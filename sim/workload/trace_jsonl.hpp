@@ -63,6 +63,11 @@ void for_each_jsonl_row(std::istream& in, const std::string& display_name, OnRow
 // tokens (InputError at trace.hash_block_tokens unless >= 1).
 Trace hashed_trace(const std::string& format, const std::string& display_name, int hash_block_tokens);
 
+// Hash ids a prompt of `input_length` tokens has: one per `hash_block_tokens`, rounded up.
+inline std::int64_t hash_id_count(std::int64_t input_length, int hash_block_tokens) {
+  return (input_length + hash_block_tokens - 1) / hash_block_tokens;
+}
+
 // The row's "hash_ids": one id per `hash_block_tokens` tokens of input_length, rounded up.
 std::vector<std::int64_t> hash_ids(const JsonLine& row, std::int64_t input_length, int hash_block_tokens);
 
