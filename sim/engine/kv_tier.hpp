@@ -12,10 +12,12 @@
 // lists B1/B2 that adapt the target size p of T1.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "kvsim/core/prefault.hpp"
 #include "kvsim/engine/dense_index.hpp"
 
 namespace kvsim::engine {
@@ -139,6 +141,8 @@ class KvTier {
   std::int64_t capacity_;
   EvictionPolicy policy_;
   std::vector<Entry> entries_;
+  // Faults in the reserved entries just ahead of use on a helper thread (large tiers only).
+  std::unique_ptr<PagePrefaulter> prefault_;
   std::vector<std::int32_t> free_;
   DenseIndex index_;   // resident entries (T1, T2)
   DenseIndex ghosts_;  // ARC B1, B2
