@@ -507,7 +507,8 @@ void Engine::finish(Slot s, SimTime now) {
   // request (a preempted request resumed there while its last token was in flight). That step
   // still runs; vLLM's update_from_output skips requests that have finished, so kvsim drops
   // the request's outputs there, and its synchronous load if it had one.
-  for (Plan& p : plans_) {
+  for (std::size_t k = 0; k < plans_.size(); ++k) {
+    Plan& p = plans_[k];
     for (Item& item : p.items) item.dropped = item.dropped || item.slot == s;
     std::erase_if(p.sync_loads, [s](const SyncLoad& l) { return l.slot == s; });
   }

@@ -4,12 +4,14 @@
 // a ComputeModel, then apply the outputs (update_from_output): sample one token for every
 // request whose computed tokens reached its length, finish requests at their forced length and
 // free their blocks. Times are SimTime nanoseconds.
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <optional>
 #include <unordered_map>
 #include <vector>
 
+#include "kvsim/core/error.hpp"
 #include "kvsim/core/units.hpp"
 #include "kvsim/engine/connector.hpp"
 #include "kvsim/engine/engine_config.hpp"
@@ -155,6 +157,33 @@ class Engine {
     std::vector<SyncLoad> sync_loads;  // started when the step starts (start_load_kv)
     StepStats stats;
   };
+  // The steps in flight, oldest first: at most two (the one executing and, with async
+  // scheduling, the one queued behind it). A ring in place, so that a step allocates nothing
+  // (a std::deque allocated a chunk every few steps).
+  class PlanQueue {
+   public:
+    std::size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    Plan& front() { return at(0); }
+    const Plan& front() const { return at(0); }
+    Plan& operator[](std::size_t i) { return at(i); }
+    void push_back(Plan&& p) {
+      KVSIM_ASSERT(size_ < kSlots, "more steps in flight than the plan queue holds");
+      at(size_++) = std::move(p);
+    }
+    void pop_front() {
+      head_ = (head_ + 1) & (kSlots - 1);
+      --size_;
+    }
+
+   private:
+    static constexpr std::size_t kSlots = 4;  // a power of two: the index is masked
+    Plan& at(std::size_t i) { return slots_[(head_ + i) & (kSlots - 1)]; }
+    const Plan& at(std::size_t i) const { return slots_[(head_ + i) & (kSlots - 1)]; }
+    std::array<Plan, kSlots> slots_;
+    std::size_t head_ = 0;
+    std::size_t size_ = 0;
+  };
 
   Request& req(Slot s) { return slots_[static_cast<std::size_t>(s)]; }
   const Request& req(Slot s) const { return slots_[static_cast<std::size_t>(s)]; }
@@ -209,7 +238,7 @@ class Engine {
   int sync_outstanding_ = 0;  // synchronous connector transfers the step in flight waits for  // waiting requests passed over in this pass (loads in flight)
   std::vector<Slot> running_;  // admission order
   std::deque<Slot> waiting_;   // FCFS; preempted requests are prepended
-  std::deque<Plan> plans_;     // front: executing; second (async only): scheduled, queued
+  PlanQueue plans_;            // front: executing; second (async only): scheduled, queued
   std::vector<Plan> spare_plans_;
   std::vector<BlockId> hit_scratch_;
   models::BatchShape batch_;
