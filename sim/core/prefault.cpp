@@ -35,8 +35,8 @@ bool populate(char*, std::size_t) { return false; }
 
 }  // namespace
 
-PagePrefaulter::PagePrefaulter(void* base, std::size_t bytes, std::size_t window)
-    : base_(static_cast<char*>(base)), bytes_(bytes), window_(std::max<std::size_t>(window, 2)) {}
+PagePrefaulter::PagePrefaulter(void* base, std::size_t bytes, std::size_t window, std::size_t start)
+    : base_(static_cast<char*>(base)), bytes_(bytes), window_(std::max<std::size_t>(window, 2)), next_(start) {}
 
 PagePrefaulter::~PagePrefaulter() {
   {
@@ -57,13 +57,15 @@ bool PagePrefaulter::supported() {
 #endif
 }
 
-void PagePrefaulter::ask(std::size_t upto) {
-  upto = std::min(upto, bytes_);
+void PagePrefaulter::ask(std::size_t written) {
+  const std::size_t upto = std::min(written + window_, bytes_);
   // At the region's end, or without the advice, nothing more will be asked.
-  asked_ = upto >= bytes_ || !supported() ? std::numeric_limits<std::size_t>::max() : upto;
+  next_ = upto >= bytes_ || !supported() ? std::numeric_limits<std::size_t>::max() : written + window_ / 2;
   if (!supported()) return;
   {
     const std::lock_guard<std::mutex> lock(m_);
+    // The first window starts at the written part's end: what is written is resident already.
+    if (!helper_.joinable()) done_ = std::min(written, upto);
     target_ = std::max(target_, upto);
   }
   if (!helper_.joinable()) helper_ = std::thread([this] { run(); });

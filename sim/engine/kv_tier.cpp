@@ -13,14 +13,16 @@ KvTier::KvTier(std::string name, std::int64_t capacity_chunks, EvictionPolicy po
     : name_(std::move(name)), capacity_(capacity_chunks), policy_(policy) {
   KVSIM_ASSERT(capacity_ >= 1, "tier '" + name_ + "' needs room for at least one chunk");
   // Entries are read at random: reserve them once (up to 4M; pages are touched only as used)
-  // on huge pages. A large reserve is faulted in a window ahead of use on a helper thread.
+  // on huge pages. A large reserve, once its first 8 MiB are used, is faulted in a window ahead
+  // of use on a helper thread.
   const auto reserve = static_cast<std::size_t>(std::min<std::int64_t>(capacity_, std::int64_t{1} << 22));
   entries_.reserve(reserve);
   advise_huge_pages(entries_.data(), reserve * sizeof(Entry));
   constexpr std::size_t kPrefaultFrom = std::size_t{16} << 20;
   constexpr std::size_t kPrefaultWindow = std::size_t{8} << 20;
   if (reserve * sizeof(Entry) >= kPrefaultFrom) {
-    prefault_ = std::make_unique<PagePrefaulter>(entries_.data(), reserve * sizeof(Entry), kPrefaultWindow);
+    prefault_ = std::make_unique<PagePrefaulter>(entries_.data(), reserve * sizeof(Entry), kPrefaultWindow,
+                                                 kPrefaultWindow);
   }
 }
 

@@ -68,6 +68,21 @@ TEST(PagePrefaulter, FaultsInAWindowAheadOfTheWrittenPartAndNoFurther) {
   EXPECT_EQ(r.resident(0, r.bytes), r.pages(0, r.bytes));
 }
 
+TEST(PagePrefaulter, AsksNothingBeforeItsStartThenFaultsInFromTheWrittenEnd) {
+  if (!PagePrefaulter::supported()) GTEST_SKIP() << "this kernel lacks MADV_POPULATE_WRITE";
+  Region r(64 * kMiB);
+  ASSERT_NE(r.base, nullptr);
+  PagePrefaulter pf(r.base, r.bytes, 8 * kMiB, 16 * kMiB);
+  pf.written(8 * kMiB);
+  pf.wait_idle();
+  EXPECT_EQ(r.resident(0, r.bytes), 0U);
+  pf.written(16 * kMiB);
+  pf.wait_idle();
+  EXPECT_EQ(r.resident(0, 16 * kMiB), 0U);  // written by the owner (here: left alone), not asked for
+  EXPECT_EQ(r.resident(16 * kMiB, 24 * kMiB), r.pages(16 * kMiB, 24 * kMiB));
+  EXPECT_EQ(r.resident(24 * kMiB, r.bytes), 0U);
+}
+
 TEST(PagePrefaulter, ChangesNoByte) {
   Region r(16 * kMiB);
   ASSERT_NE(r.base, nullptr);
