@@ -24,7 +24,8 @@ bool plain_steps_requested() {
   return plain != nullptr && std::string(plain) == "1";
 }
 
-bool Engine::admission_blocked_anyway(const Request& r, std::int64_t hit_tokens, std::int64_t budget) const {
+bool Engine::admission_blocked_anyway(const Request& r, std::span<const BlockId> hits, std::int64_t hit_tokens,
+                                      std::int64_t budget) const {
   // match() answers nullopt (skip this request), 0 (allocate the first chunk; on failure, admit
   // loaded requests behind the head when nothing runs, then stop) or > 0 (allocate the whole
   // prompt; on failure stop). With no chunk pinned it cannot answer nullopt; with requests
@@ -35,7 +36,7 @@ bool Engine::admission_blocked_anyway(const Request& r, std::int64_t hit_tokens,
   std::int64_t n = r.num_tokens() - r.num_computed - hit_tokens;
   if (config_.long_prefill_token_threshold > 0) n = std::min<std::int64_t>(n, config_.long_prefill_token_threshold);
   n = std::min(n, budget);
-  return !kv_.can_allocate(r, n, hit_tokens, hit_scratch_);
+  return !kv_.can_allocate(r, n, hit_tokens, hits);
 }
 
 void Engine::add_request(Request r, SimTime now) {
@@ -144,8 +145,10 @@ void Engine::schedule_pass(Plan& plan) {
       }
       std::int64_t hit_tokens = 0;
       hit_scratch_.clear();
+      std::span<const BlockId> hits;
       if (r.num_computed == 0 && kv_.caching()) {
-        hit_tokens = kv_.find_longest_cache_hit(r, hit_scratch_, fast_paths_);
+        hits = kv_.longest_cache_hit(r, hit_scratch_, fast_paths_);
+        hit_tokens = static_cast<std::int64_t>(hits.size()) * kv_.block_size();
         // PrefixCacheStats are recorded at every lookup (vLLM 0.11-0.19 kv_cache_manager.py
         // get_computed_blocks), so a request blocked at the head of the queue is counted again
         // each step; resumed (preempted) requests are counted apart.
@@ -158,7 +161,7 @@ void Engine::schedule_pass(Plan& plan) {
         }
       }
       if (r.num_computed == 0 && connector_ != nullptr) {
-        if (admission_blocked_anyway(r, hit_tokens, budget)) break;
+        if (admission_blocked_anyway(r, hits, hit_tokens, budget)) break;
         // get_num_new_matched_tokens: tokens the offload tiers hold beyond the GPU hit.
         const auto external = connector_->match(r, hit_tokens);
         if (!external) {  // its blocks are being loaded for another request: try again later
@@ -171,7 +174,7 @@ void Engine::schedule_pass(Plan& plan) {
           // tokens counted as computed; the load runs before the step's forward pass.
           const std::int64_t computed = hit_tokens + *external;
           const std::int64_t n = std::min(r.num_tokens() - computed, budget);
-          if (!kv_.allocate_slots(r, *external + n, hit_tokens, hit_scratch_)) {
+          if (!kv_.allocate_slots(r, *external + n, hit_tokens, hits)) {
             connector_->release_match(r);
             // As for any head that cannot get blocks: with nothing running, nothing frees blocks
             // but the loaded requests parked behind it.
@@ -198,7 +201,7 @@ void Engine::schedule_pass(Plan& plan) {
           // and the external tokens only; kvsim allocates for the whole prompt, as newer vLLM's
           // admission gate for asynchronous loads does (reserved_blocks): with blocks for the
           // loaded part only, parked requests can fill the pool and stall the engine.
-          if (!kv_.allocate_slots(r, r.num_tokens() - hit_tokens, hit_tokens, hit_scratch_, true)) {
+          if (!kv_.allocate_slots(r, r.num_tokens() - hit_tokens, hit_tokens, hits, true)) {
             connector_->release_match(r);
             // As for any head that cannot get blocks: with nothing running, nothing frees blocks
             // but the loaded requests parked behind it.
@@ -225,7 +228,7 @@ void Engine::schedule_pass(Plan& plan) {
       n = std::min(n, budget);
       // Head-of-line blocking: a waiting request that cannot get blocks stops admission; waiting
       // requests never preempt running ones.
-      if (!kv_.allocate_slots(r, n, hit_tokens, hit_scratch_)) {
+      if (!kv_.allocate_slots(r, n, hit_tokens, hits)) {
         if (running_.empty()) admit_loaded_behind_head(plan, budget);
         break;
       }

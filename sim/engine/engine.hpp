@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -218,9 +219,10 @@ class Engine {
   // The request's full blocks the connector stores (all those computed, or the prompt's).
   std::int64_t storable_blocks(const Request& r) const;
 
-  // The waiting request `r` (nothing computed, GPU hit `hit_tokens` in hit_scratch_) cannot be
+  // The waiting request `r` (nothing computed, GPU hit `hit_tokens` in `hits`) cannot be
   // admitted whatever the connector's match() answers: skip the match (fast path).
-  bool admission_blocked_anyway(const Request& r, std::int64_t hit_tokens, std::int64_t budget) const;
+  bool admission_blocked_anyway(const Request& r, std::span<const BlockId> hits, std::int64_t hit_tokens,
+                                std::int64_t budget) const;
 
   EngineConfig config_;
   bool fast_paths_ = true;

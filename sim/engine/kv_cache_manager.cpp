@@ -14,15 +14,24 @@ KvCacheManager::KvCacheManager(std::int64_t num_blocks, int block_size, bool ena
       max_model_len_(max_model_len) {}
 
 std::int64_t KvCacheManager::find_longest_cache_hit(const Request& req, std::vector<BlockId>& hits, bool memo) {
-  hits.clear();
-  if (!enable_caching_) return 0;
+  const std::span<const BlockId> found = longest_cache_hit(req, hits, memo);
+  if (found.data() != hits.data()) hits.assign(found.begin(), found.end());
+  return static_cast<std::int64_t>(found.size()) * block_size_;
+}
+
+std::span<const BlockId> KvCacheManager::longest_cache_hit(const Request& req, std::vector<BlockId>& scratch,
+                                                           bool memo) {
+  scratch.clear();
+  if (!enable_caching_) return scratch;
   const std::int64_t max_hit_tokens = req.num_tokens() - 1;
   const std::int64_t max_blocks =
       std::min<std::int64_t>(max_hit_tokens / block_size_, static_cast<std::int64_t>(req.block_hashes.size()));
   auto& m = req.hit_memo;
+  // With a memo the walk runs on the memo's own blocks: those it found before (while none was
+  // evicted), extended where new blocks were cached since.
+  std::vector<BlockId>& hits = memo ? m.blocks : scratch;
   if (memo && m.valid && m.shrink == pool_.shrink_version() && m.num_tokens == req.num_tokens()) {
-    hits = m.blocks;
-    if (m.grow == pool_.grow_version()) return static_cast<std::int64_t>(hits.size()) * block_size_;
+    if (m.grow == pool_.grow_version()) return hits;
   } else if (memo) {
     forget_hit(req);
   }
@@ -39,9 +48,8 @@ std::int64_t KvCacheManager::find_longest_cache_hit(const Request& req, std::vec
     m.num_tokens = req.num_tokens();
     m.grow = pool_.grow_version();
     m.shrink = pool_.shrink_version();
-    m.blocks = hits;
   }
-  return static_cast<std::int64_t>(hits.size()) * block_size_;
+  return hits;
 }
 
 void KvCacheManager::forget_hit(const Request& req) {
@@ -55,7 +63,7 @@ void KvCacheManager::forget_hit(const Request& req) {
 
 bool KvCacheManager::allocate_slots(Request& req, std::int64_t num_new_tokens,
                                     std::int64_t num_new_computed_tokens,
-                                    const std::vector<BlockId>& new_computed_blocks, bool delay_cache) {
+                                    std::span<const BlockId> new_computed_blocks, bool delay_cache) {
   const std::int64_t total_computed = req.num_computed + num_new_computed_tokens;
   const std::int64_t num_new_blocks =
       new_blocks_needed(req, total_computed + num_new_tokens, new_computed_blocks.size());
@@ -74,14 +82,14 @@ bool KvCacheManager::allocate_slots(Request& req, std::int64_t num_new_tokens,
 
 bool KvCacheManager::can_allocate(const Request& req, std::int64_t num_new_tokens,
                                   std::int64_t num_new_computed_tokens,
-                                  const std::vector<BlockId>& new_computed_blocks) const {
+                                  std::span<const BlockId> new_computed_blocks) const {
   // The admission test of allocate_slots(), term for term.
   const std::int64_t total_computed = req.num_computed + num_new_computed_tokens;
   return fits(req, new_blocks_needed(req, total_computed + num_new_tokens, new_computed_blocks.size()),
               new_computed_blocks);
 }
 
-bool KvCacheManager::fits(const Request& req, std::int64_t num_new_blocks, const std::vector<BlockId>& hits) const {
+bool KvCacheManager::fits(const Request& req, std::int64_t num_new_blocks, std::span<const BlockId> hits) const {
   // Hit blocks with no other user sit in the free queue: touching them takes them out of it.
   // The count of those lies in [0, hits], so the answer is often known without it; and when
   // the hits are those of the one memoized lookup, the pool keeps the count.

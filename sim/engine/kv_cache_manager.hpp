@@ -4,6 +4,7 @@
 // of newly full blocks, and freeing in reverse order. Token and block counts are integers.
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "kvsim/engine/block_pool.hpp"
@@ -22,6 +23,11 @@ class KvCacheManager {
   // while no block it found was evicted, and resumes the walk where it stopped when new blocks
   // were cached since; forget_hit() drops the memo.
   std::int64_t find_longest_cache_hit(const Request& req, std::vector<BlockId>& hits, bool memo = false);
+  // The same lookup, its hit blocks returned as a view instead of copied into `hits`: of
+  // `scratch` (filled as find_longest_cache_hit() fills `hits`), or, with `memo`, of the
+  // request's memo, valid until the next lookup or forget_hit() of the request. A request
+  // blocked at the head of the queue is looked up every step; its hits are not copied each time.
+  std::span<const BlockId> longest_cache_hit(const Request& req, std::vector<BlockId>& scratch, bool memo);
   void forget_hit(const Request& req);
 
   // allocate_slots(): room for num_new_tokens more tokens after the computed ones and the new
@@ -31,10 +37,10 @@ class KvCacheManager {
   // With `delay_cache` (blocks that a connector will fill asynchronously) nothing is registered in
   // the prefix cache yet.
   bool allocate_slots(Request& req, std::int64_t num_new_tokens, std::int64_t num_new_computed_tokens,
-                      const std::vector<BlockId>& new_computed_blocks, bool delay_cache = false);
+                      std::span<const BlockId> new_computed_blocks, bool delay_cache = false);
   // Whether allocate_slots() with these arguments would succeed; changes nothing.
   bool can_allocate(const Request& req, std::int64_t num_new_tokens, std::int64_t num_new_computed_tokens,
-                    const std::vector<BlockId>& new_computed_blocks) const;
+                    std::span<const BlockId> new_computed_blocks) const;
 
   // cache_blocks(): registers the request's full blocks up to `num_tokens` tokens.
   void cache_full_blocks(Request& req, std::int64_t num_tokens);
@@ -61,7 +67,7 @@ class KvCacheManager {
  private:
   // The admission test: `num_new_blocks` fresh blocks plus the hit blocks that sit in the free
   // queue fit in the free queue.
-  bool fits(const Request& req, std::int64_t num_new_blocks, const std::vector<BlockId>& hits) const;
+  bool fits(const Request& req, std::int64_t num_new_blocks, std::span<const BlockId> hits) const;
   // Blocks to add to the request's table, beyond its blocks and `hits` new hit blocks, to hold
   // `tokens` tokens (at most max_model_len).
   std::int64_t new_blocks_needed(const Request& req, std::int64_t tokens, std::size_t hits) const {
