@@ -138,24 +138,33 @@ std::vector<std::uint64_t> BlockHashCache::hashes(std::int64_t key, const TokenS
     items_.splice(items_.begin(), items_, it->second);
   }
   Item& item = *it->second;
-  std::vector<std::uint64_t> fresh = block_hashes_reusing(seq, block_size_, item.seq, item.hashes);
-  item.seq = seq;
+  // The blocks this sequence shares with the last keep their hashes (block_hashes_reusing());
+  // the rest are hashed after them, in place.
+  const auto shared = static_cast<std::size_t>(std::min<std::int64_t>(
+      common_prefix_tokens(seq, item.seq) / block_size_, static_cast<std::int64_t>(item.hashes.size())));
   if (interner_ == nullptr) {
-    item.hashes = fresh;
-    return fresh;
+    item.hashes.resize(shared);
+    hash_blocks_from(seq, block_size_, 0, static_cast<std::int64_t>(shared), item.hashes);
+    item.seq = seq;
+    return item.hashes;
   }
-  // The leading blocks equal to the last sequence's keep their keys; the rest are interned.
-  std::vector<std::uint64_t> keys;
-  keys.reserve(fresh.size());
-  std::size_t i = 0;
-  for (const std::size_t n = std::min(fresh.size(), item.hashes.size()); i < n && fresh[i] == item.hashes[i]; ++i) {
-    keys.push_back(item.keys[i]);
-  }
-  keys.insert(keys.end(), fresh.begin() + static_cast<std::ptrdiff_t>(i), fresh.end());
-  interner_->intern_all(keys.data() + i, keys.size() - i);
-  item.hashes = std::move(fresh);
-  item.keys = keys;
-  return keys;
+  // With an interner: the leading blocks whose hashes equal the last sequence's keep their
+  // keys (those shared, and any new ones that happen to hash the same at the same place); the
+  // rest are interned, in order.
+  std::vector<std::uint64_t> fresh;
+  fresh.reserve(static_cast<std::size_t>(total_tokens(seq) / block_size_) - shared);
+  hash_blocks_after(seq, block_size_, 0, static_cast<std::int64_t>(shared),
+                    shared > 0 ? &item.hashes[shared - 1] : nullptr, fresh);
+  std::size_t same = shared;
+  const std::size_t old_size = item.hashes.size();
+  while (same < old_size && same - shared < fresh.size() && fresh[same - shared] == item.hashes[same]) ++same;
+  item.hashes.resize(shared);
+  item.hashes.insert(item.hashes.end(), fresh.begin(), fresh.end());
+  item.keys.resize(same);
+  item.keys.insert(item.keys.end(), fresh.begin() + static_cast<std::ptrdiff_t>(same - shared), fresh.end());
+  interner_->intern_all(item.keys.data() + same, item.keys.size() - same);
+  item.seq = seq;
+  return item.keys;
 }
 
 FixedPrefixNames::FixedPrefixNames(std::int64_t block_size, std::int64_t stream_tokens, std::uint64_t salt)
