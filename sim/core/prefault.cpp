@@ -59,9 +59,10 @@ bool PagePrefaulter::supported() {
 
 void PagePrefaulter::ask(std::size_t written) {
   const std::size_t upto = std::min(written + window_, bytes_);
+  const bool advised = supported();
   // At the region's end, or without the advice, nothing more will be asked.
-  next_ = upto >= bytes_ || !supported() ? std::numeric_limits<std::size_t>::max() : written + window_ / 2;
-  if (!supported()) return;
+  next_ = upto >= bytes_ || !advised ? std::numeric_limits<std::size_t>::max() : written + window_ / 2;
+  if (!advised) return;
   {
     const std::lock_guard<std::mutex> lock(m_);
     // The first window starts at the written part's end: what is written is resident already.

@@ -104,16 +104,26 @@ std::int64_t common_prefix_tokens(const TokenSequence& a, const TokenSequence& b
   return n;
 }
 
+namespace {
+
+// The leading full blocks of `seq` that are the same tokens as those of `prev_seq`, of which
+// `prev_blocks` were hashed: their hashes can be reused.
+std::size_t shared_blocks(const TokenSequence& seq, std::int64_t block_size, const TokenSequence& prev_seq,
+                          std::size_t prev_blocks) {
+  return std::min(static_cast<std::size_t>(common_prefix_tokens(seq, prev_seq) / block_size), prev_blocks);
+}
+
+}  // namespace
+
 std::vector<std::uint64_t> block_hashes_reusing(const TokenSequence& seq, std::int64_t block_size,
                                                 const TokenSequence& prev_seq,
                                                 const std::vector<std::uint64_t>& prev_hashes, std::uint64_t salt) {
   std::vector<std::uint64_t> out;
   if (block_size <= 0) return out;
   out.reserve(static_cast<std::size_t>(total_tokens(seq) / block_size));
-  const std::int64_t shared = std::min<std::int64_t>(common_prefix_tokens(seq, prev_seq) / block_size,
-                                                     static_cast<std::int64_t>(prev_hashes.size()));
-  out.assign(prev_hashes.begin(), prev_hashes.begin() + shared);
-  hash_blocks_from(seq, block_size, salt, shared, out);
+  const std::size_t shared = shared_blocks(seq, block_size, prev_seq, prev_hashes.size());
+  out.assign(prev_hashes.begin(), prev_hashes.begin() + static_cast<std::ptrdiff_t>(shared));
+  hash_blocks_from(seq, block_size, salt, static_cast<std::int64_t>(shared), out);
   return out;
 }
 
@@ -140,8 +150,7 @@ std::vector<std::uint64_t> BlockHashCache::hashes(std::int64_t key, const TokenS
   Item& item = *it->second;
   // The blocks this sequence shares with the last keep their hashes (block_hashes_reusing());
   // the rest are hashed after them, in place.
-  const auto shared = static_cast<std::size_t>(std::min<std::int64_t>(
-      common_prefix_tokens(seq, item.seq) / block_size_, static_cast<std::int64_t>(item.hashes.size())));
+  const std::size_t shared = shared_blocks(seq, block_size_, item.seq, item.hashes.size());
   if (interner_ == nullptr) {
     item.hashes.resize(shared);
     hash_blocks_from(seq, block_size_, 0, static_cast<std::int64_t>(shared), item.hashes);

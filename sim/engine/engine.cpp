@@ -144,7 +144,6 @@ void Engine::schedule_pass(Plan& plan) {
         take_loaded(r);
       }
       std::int64_t hit_tokens = 0;
-      hit_scratch_.clear();
       std::span<const BlockId> hits;
       if (r.num_computed == 0 && kv_.caching()) {
         hits = kv_.longest_cache_hit(r, hit_scratch_, fast_paths_);
