@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <string>
 
 #include "kvsim/core/error.hpp"
@@ -40,6 +41,7 @@ bool Engine::admission_blocked_anyway(const Request& r, std::span<const BlockId>
 }
 
 void Engine::add_request(Request r, SimTime now) {
+  settle();
   r.arrival = now;
   // vLLM's OpenAI server rejects a request whose prompt plus max_tokens exceed max_model_len
   // (vllm/entrypoints/openai/serving_engine.py _validate_input) with HTTP 400.
@@ -252,6 +254,7 @@ void Engine::begin_current(SimTime now) {
 }
 
 void Engine::sync_transfer_done() {
+  settle();
   KVSIM_ASSERT(sync_outstanding_ > 0, "a synchronous transfer ended that no step waited for");
   --sync_outstanding_;
 }
@@ -384,13 +387,7 @@ std::optional<SimTime> Engine::decode_step(SimTime now) {
 
   // apply_outputs(): one token each, and the blocks it filled become cacheable.
   last_step_ = done.stats;
-  for (const Slot s : running_) {
-    Request& r = req(s);
-    --r.placeholders;
-    ++r.generated;
-    const std::int64_t upto = std::min(r.num_computed - r.placeholders, r.num_tokens());
-    if (kv_.caches_more(r, upto)) kv_.cache_full_blocks(r, upto);
-  }
+  for (const Slot s : running_) decode_output(req(s));
   counters_.generation_tokens += n;
   // The queued plan (async) starts now.
   Plan next = std::move(done);
@@ -403,13 +400,8 @@ std::optional<SimTime> Engine::decode_step(SimTime now) {
   batch_.clear();
   for (const Slot s : running_) {
     Request& r = req(s);
-    if (kv_.needs_new_block(r, 1) || kv_.caches_more(r, std::min(r.num_computed + 1, r.num_tokens()))) {
-      const bool allocated = kv_.allocate_slots(r, 1, 0, {});
-      KVSIM_ASSERT(allocated, "a decode step's block did not fit after all");
-    }
     batch_.decode_contexts.push_back(r.num_computed + 1);
-    ++r.num_computed;
-    ++r.placeholders;
+    decode_schedule(r);
   }
   next.stats.running = static_cast<int>(running_.size());
   next.stats.waiting = static_cast<int>(waiting_.size());
@@ -420,6 +412,163 @@ std::optional<SimTime> Engine::decode_step(SimTime now) {
   plans_.push_back(std::move(next));
   ++fast_decode_steps_;
   return plans_.front().stats.duration;
+}
+
+bool Engine::decode_output(Request& r) {
+  --r.placeholders;
+  ++r.generated;
+  const std::int64_t upto = std::min(r.num_computed - r.placeholders, r.num_tokens());
+  if (!kv_.caches_more(r, upto)) return false;
+  kv_.cache_full_blocks(r, upto);
+  return true;
+}
+
+bool Engine::decode_schedule(Request& r) {
+  bool touched = false;
+  if (kv_.needs_new_block(r, 1) || kv_.caches_more(r, std::min(r.num_computed + 1, r.num_tokens()))) {
+    const bool allocated = kv_.allocate_slots(r, 1, 0, {});
+    KVSIM_ASSERT(allocated, "a decode step's block did not fit after all");
+    touched = true;
+  }
+  ++r.num_computed;
+  ++r.placeholders;
+  return touched;
+}
+
+void Engine::begin_stretch() {
+  // The state is that after step 0 (the decode_step() just done): g generated, c computed, p
+  // placeholders per request. Step k (k >= 1) enters with g + k - 1 and c + k - 1 and passes
+  // decode_step()'s checks while (one bound per check, in its order):
+  //   g + k < M;  with p - 1 > 0: (c + k - 1) + 2 - (p - 1) < P + M;  c + k - 1 < max_model_len - 1;
+  //   the blocks the connector may store, min(x / bs, H) with x = c + k - 1 - p (at most P when
+  //   only prompts are stored), stay at those stored;
+  // and, for all requests together, the new blocks of steps 1..k fit in today's free queue
+  // (each step's test then passes: only these allocations take free blocks).
+  const std::int64_t bs = kv_.block_size();
+  std::int64_t k_max = std::numeric_limits<std::int64_t>::max();
+  for (const Slot s : running_) {
+    const Request& r = req(s);
+    const std::int64_t P = r.prompt_tokens;
+    const std::int64_t M = r.max_output_tokens;
+    const std::int64_t g = r.generated;
+    const std::int64_t c = r.num_computed;
+    const std::int64_t p = r.placeholders;
+    k_max = std::min(k_max, M - g - 1);
+    if (p - 1 > 0) k_max = std::min(k_max, P + M - c + p - 3);
+    k_max = std::min(k_max, max_model_len_ - 1 - c);
+    if (connector_ != nullptr) {
+      const std::int64_t H = static_cast<std::int64_t>(r.block_hashes.size());
+      const std::int64_t limit = (r.stored_blocks + 1) * bs - 1;  // largest x that stores nothing new
+      const bool bounded = H > r.stored_blocks && !(connector_->prompt_only() && P <= limit);
+      if (bounded) k_max = std::min(k_max, limit - c + 1 + p);
+    }
+  }
+  auto new_blocks = [&](std::int64_t k) {
+    std::int64_t total = 0;
+    for (const Slot s : running_) {
+      const Request& r = req(s);
+      const std::int64_t need = (r.num_computed + k + bs - 1) / bs - static_cast<std::int64_t>(r.blocks.size());
+      total += std::max<std::int64_t>(need, 0);
+    }
+    return total;
+  };
+  constexpr std::int64_t kWorthIt = 4;  // shorter stretches save less than they cost to open
+  if (k_max < kWorthIt) return;
+  const std::int64_t free = kv_.pool().num_free_blocks();
+  if (new_blocks(k_max) > free) {
+    std::int64_t lo = 0;  // new_blocks(lo) fits
+    std::int64_t hi = k_max;
+    while (hi - lo > 1) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      (new_blocks(mid) <= free ? lo : hi) = mid;
+    }
+    k_max = lo;
+    if (k_max < kWorthIt) return;
+  }
+  // Every request is examined at step 1 (step 0 may have called the pool for it).
+  const auto window = static_cast<std::size_t>(bs) + 1;
+  if (stretch_.due.size() < window) stretch_.due.resize(window);
+  for (auto& d : stretch_.due) d.clear();
+  stretch_.synced.assign(running_.size(), 0);
+  auto& first = stretch_.due[1 % window];
+  for (std::size_t i = 0; i < running_.size(); ++i) first.push_back(static_cast<std::int32_t>(i));
+  stretch_.left = k_max;
+  stretch_.step = 0;
+  stretch_.open = true;
+}
+
+std::int64_t Engine::next_examination(const Request& r, std::int64_t k, bool touched) const {
+  if (touched) return k + 1;
+  // At a later step k + d the block-pool tests of decode_output() and decode_schedule() read
+  // c' - p, P + g' and c' (floor and ceiling over the block size), with c' = c + d, g' = g + d,
+  // and the request's block counts, which only its own pool calls change. None of them reads
+  // anything else; while no floor moves the tests answer as at step k (no call).
+  const std::int64_t bs = kv_.block_size();
+  const std::int64_t c = r.num_computed;
+  std::int64_t d = bs;
+  for (const std::int64_t x : {c - r.placeholders, r.num_tokens(), c, c + bs - 1}) d = std::min(d, bs - x % bs);
+  return k + d;
+}
+
+SimTime Engine::stretch_step(SimTime now) {
+  Stretch& st = stretch_;
+  const std::int64_t k = ++st.step;
+  --st.left;
+  Plan& done = plans_.front();
+  last_step_ = done.stats;
+  // The requests at a block boundary, in running order: outputs, then schedules.
+  const std::size_t window = st.due.size();
+  st.examined.swap(st.due[static_cast<std::size_t>(k) % window]);
+  std::sort(st.examined.begin(), st.examined.end());
+  st.touched.assign(st.examined.size(), 0);
+  for (std::size_t j = 0; j < st.examined.size(); ++j) {
+    const auto i = static_cast<std::size_t>(st.examined[j]);
+    Request& r = req(running_[i]);
+    const std::int64_t behind = k - 1 - st.synced[i];
+    r.generated += behind;
+    r.num_computed += behind;
+    st.touched[j] = decode_output(r) ? 1 : 0;
+  }
+  for (std::size_t j = 0; j < st.examined.size(); ++j) {
+    const std::int32_t i = st.examined[j];
+    Request& r = req(running_[static_cast<std::size_t>(i)]);
+    const bool touched = decode_schedule(r) || st.touched[j] != 0;
+    st.synced[static_cast<std::size_t>(i)] = k;
+    st.due[static_cast<std::size_t>(next_examination(r, k, touched)) % window].push_back(i);
+  }
+  st.examined.clear();
+  const auto n = static_cast<std::int64_t>(running_.size());
+  counters_.generation_tokens += n;
+  Plan next = std::move(done);
+  plans_.pop_front();
+  if (!plans_.empty()) plans_.front().stats.start = now;
+  now_ = now;
+  next.stats = StepStats{};
+  next.stats.start = now;
+  for (std::int64_t& c : batch_.decode_contexts) ++c;
+  next.stats.running = static_cast<int>(n);
+  next.stats.waiting = static_cast<int>(waiting_.size());
+  next.stats.kv_usage = kv_.pool().usage();
+  next.stats.decode_requests = static_cast<int>(n);
+  next.stats.batch_tokens = n;
+  time_plan(next);
+  plans_.push_back(std::move(next));
+  ++fast_decode_steps_;
+  ++stretch_steps_;
+  return plans_.front().stats.duration;
+}
+
+void Engine::settle_stretch() {
+  Stretch& st = stretch_;
+  for (std::size_t i = 0; i < running_.size(); ++i) {
+    Request& r = req(running_[i]);
+    const std::int64_t behind = st.step - st.synced[i];
+    r.generated += behind;
+    r.num_computed += behind;
+  }
+  st.left = 0;
+  st.step = 0;
+  st.open = false;
 }
 
 bool Engine::enqueue_plan(SimTime now) {
@@ -447,9 +596,19 @@ std::optional<SimTime> Engine::start(SimTime now) {
 
 std::optional<SimTime> Engine::finish_step(SimTime now) {
   KVSIM_ASSERT(!plans_.empty(), "finish_step() without a step in flight");
-  if (fast_paths_) {
-    if (const auto d = decode_step(now)) return d;
+  if (stretch_.left > 0) {
+    last_quiet_ = true;
+    return stretch_step(now);
   }
+  settle();
+  if (fast_paths_) {
+    if (const auto d = decode_step(now)) {
+      last_quiet_ = true;
+      begin_stretch();
+      return d;
+    }
+  }
+  last_quiet_ = false;
   Plan done = std::move(plans_.front());
   plans_.pop_front();
   last_step_ = done.stats;
@@ -564,6 +723,7 @@ void Engine::store_new_blocks(Request& r, SimTime now) {
 }
 
 void Engine::load_finished(std::uint64_t id) {
+  settle();
   auto it = slot_of_.find(id);
   KVSIM_ASSERT(it != slot_of_.end(), "load finished for a request the engine does not hold");
   Request& r = req(it->second);
@@ -572,6 +732,7 @@ void Engine::load_finished(std::uint64_t id) {
 }
 
 void Engine::stores_finished(std::uint64_t id) {
+  settle();
   auto it = slot_of_.find(id);
   KVSIM_ASSERT(it != slot_of_.end(), "stores finished for a request the engine does not hold");
   KVSIM_ASSERT(req(it->second).status == RequestStatus::kFinished, "stores finished before the request");

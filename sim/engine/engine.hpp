@@ -135,9 +135,20 @@ class Engine {
   // KVSIM_PLAIN_STEPS=1, read at construction, turns them off so every step takes the plain
   // path; results are byte-identical either way (tests/scenario/fast_path_test.cpp).
   bool fast_paths() const { return fast_paths_; }
-  void set_fast_paths(bool on) { fast_paths_ = on; }
+  void set_fast_paths(bool on) {
+    settle();
+    fast_paths_ = on;
+  }
   // Steps that took the decode fast path (decode_step) so far (tests, benchmarks).
   std::int64_t fast_decode_steps() const { return fast_decode_steps_; }
+  // Steps taken inside decode stretches (stretch_step) so far (tests, benchmarks).
+  std::int64_t stretch_steps() const { return stretch_steps_; }
+  // Whether the last finish_step() was a decode-only step that changed nothing outside the
+  // engine: no token left it, no request finished, started or waited, no connector was called.
+  bool last_step_quiet() const { return last_quiet_; }
+  // Whether the next finish_step() is certain to be such a step, provided nothing reaches the
+  // engine before it (a decode stretch has steps left).
+  bool next_step_quiet() const { return stretch_.left > 0; }
 
  private:
   using Slot = std::int32_t;
@@ -207,6 +218,42 @@ class Engine {
   // reuses the finished plan for the next one. nullopt (and no change) when the step is not
   // such a step.
   std::optional<SimTime> decode_step(SimTime now);
+  // decode_step()'s work on one request: the output of the step that ended (apply_outputs())
+  // and its next one-token step (schedule_pass()). Each returns whether it called the block pool.
+  bool decode_output(Request& r);
+  bool decode_schedule(Request& r);
+
+  // A decode stretch. After a decode_step(), the steps that are sure to be decode steps as well
+  // while nothing reaches the engine (no arrival, load, store or transfer) are counted up to the
+  // engine's next event of its own: a request's last token or its last in flight, a block the
+  // connector must store, max_model_len, or a step whose new blocks the free queue cannot
+  // supply. Within the stretch a step costs O(1) plus the requests at a block boundary: each
+  // request's computed and generated counts advance by one per step and are written back only
+  // when the request is examined or the stretch ends (settle()), and a request is examined only
+  // at the steps where one of the token counts its block-pool calls depend on crosses a block
+  // boundary (or the step after it called the pool), in running order, outputs before
+  // schedules, as decode_step() orders them. Any call from outside settles the stretch first.
+  struct Stretch {
+    std::int64_t left = 0;  // steps the stretch may still take
+    std::int64_t step = 0;  // steps taken (k); 0 when no stretch is open
+    bool open = false;
+    std::vector<std::int64_t> synced;  // per running index: the step its counts were written at
+    std::vector<std::vector<std::int32_t>> due;  // ring: running indices to examine at step k
+    std::vector<std::int32_t> examined;          // scratch: those due now
+    std::vector<std::uint8_t> touched;           // scratch: whether their output called the pool
+  };
+  // Opens a stretch after a decode_step() if it would last a few steps.
+  void begin_stretch();
+  // One step of the open stretch (what decode_step() would do, same results).
+  SimTime stretch_step(SimTime now);
+  // Writes the deferred counts back and closes the stretch (no-op when none is open).
+  void settle() {
+    if (stretch_.open) settle_stretch();
+  }
+  void settle_stretch();
+  // The next stretch step at which request `r`, examined at step k (its counts written as of
+  // step k), must be examined again; `touched`: it called the block pool at step k.
+  std::int64_t next_examination(const Request& r, std::int64_t k, bool touched) const;
   // The step time of the batch in batch_, as schedule_plan() derives it.
   void time_plan(Plan& plan);
   void apply_outputs(const Plan& plan, SimTime now);
@@ -227,6 +274,9 @@ class Engine {
   EngineConfig config_;
   bool fast_paths_ = true;
   std::int64_t fast_decode_steps_ = 0;
+  std::int64_t stretch_steps_ = 0;
+  bool last_quiet_ = false;
+  Stretch stretch_;
   std::int64_t max_model_len_;
   const models::ComputeModel& compute_;
   KvCacheManager kv_;

@@ -1,6 +1,7 @@
 #pragma once
 // Shared helpers for the engine tests: a compute model with a fixed, simple cost, and request
 // builders whose tokens are identities (kvsim/core/tokens.hpp).
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -20,6 +21,26 @@ class FixedCompute : public models::ComputeModel {
     return out;
   }
   std::string describe() const override { return "fixed"; }
+};
+
+// A step time that depends on every decode's context as well (1 ms, plus 1 us per token, 10 ns
+// per context token and 3 ns per token of the longest context): a step timed with a wrong
+// context shows.
+class ContextCompute : public models::ComputeModel {
+ public:
+  models::StepBreakdown step_time(const models::BatchShape& b) const override {
+    models::StepBreakdown out;
+    std::int64_t sum = 0;
+    std::int64_t longest = 0;
+    for (const std::int64_t c : b.decode_contexts) {
+      sum += c;
+      longest = std::max(longest, c);
+    }
+    out.dense_s = 1e-3 + 1e-6 * static_cast<double>(b.num_tokens());
+    out.attention_s = 1e-8 * static_cast<double>(sum) + 3e-9 * static_cast<double>(longest);
+    return out;
+  }
+  std::string describe() const override { return "context"; }
 };
 
 // A request whose prompt is the first `prompt_tokens` tokens of `prompt` and whose answer is the
