@@ -36,12 +36,16 @@ void run_case(benchmark::State& state, const char* relative_path) {
   double simulated = 0;
   double steps = 0;
   double requests = 0;
+  double stretch = 0;
+  double skipped = 0;
   for (auto _ : state) {
     kvsim::scenario::Simulation sim(sc);
     auto result = sim.run();
     simulated += result.info.simulated_seconds;
     steps += static_cast<double>(result.info.engine_steps);
     requests += static_cast<double>(result.requests.size());
+    stretch += static_cast<double>(result.info.stretch_steps);
+    skipped += static_cast<double>(result.info.skipped_events);
     benchmark::DoNotOptimize(result.requests.data());
   }
   state.counters["sim_s_per_wall_s"] = benchmark::Counter(simulated, benchmark::Counter::kIsRate);
@@ -51,6 +55,9 @@ void run_case(benchmark::State& state, const char* relative_path) {
   state.counters["steps"] = steps / static_cast<double>(state.iterations());
   state.counters["requests"] = requests / static_cast<double>(state.iterations());
   state.counters["peak_rss_MiB"] = peak_rss_mib();
+  // Shares of the steps taken inside decode stretches and ended without the event queue.
+  state.counters["stretch_share"] = steps > 0 ? stretch / steps : 0.0;
+  state.counters["unqueued_share"] = steps > 0 ? skipped / steps : 0.0;
 }
 
 void BM_Example4090(benchmark::State& state) {

@@ -102,6 +102,10 @@ struct RunInfo {
   std::int64_t prefix_cache_hits = 0;     // tokens hit
   std::int64_t preemptions = 0;
   std::int64_t engine_steps = 0;
+  // Of those, steps taken inside decode stretches, and step ends handled without the event
+  // queue (docs/performance.md); speed counters only, not written to results.
+  std::int64_t stretch_steps = 0;
+  std::int64_t skipped_events = 0;
   double simulated_seconds = 0;
   std::int64_t failed_requests = 0;      // rejected by the server (e.g. longer than max_model_len)
   std::vector<std::string> memory_breakdown;  // how the KV cache size was derived, term by term

@@ -209,6 +209,12 @@ struct Simulation::Impl : workload::WorkloadContext {
   }
   std::vector<SimTime> pending_compute;  // per engine: compute time of a step waiting for transfers
   void handle_step_end(int e);
+  // Counts the step that ended last on engine `e` and hands it to on_step.
+  void record_step(int e);
+  // Takes the usage samples due before `t`, checks for cancellation, and sets the clock to t.
+  void advance_to(SimTime t);
+  bool stoppable = false;
+  std::uint32_t since_stop_check = 0;
   void complete(const engine::FinishedRequest& f, int server);
   void run_loop();
   void build_offload();
@@ -453,9 +459,34 @@ void Simulation::Impl::try_start_step(int e) {
 
 void Simulation::Impl::handle_step_end(int e) {
   auto& eng = *engines[static_cast<std::size_t>(e)];
-  const auto next = eng.finish_step(clock);
+  auto next = eng.finish_step(clock);
+  // Decode stretch: while the step that ended and the one that starts are quiet (each only
+  // pushes its successor's end) and the next one ends before every queued event (a tie goes to
+  // the queued event, pushed earlier), the queue would hand back this engine's step end next,
+  // with nothing in between: end those steps here instead of through the queue.
+  while (next && eng.last_step_quiet() && eng.next_step_quiet() && !eng.blocked() &&
+         (events.empty() || clock + *next < events.top().time)) {
+    record_step(e);
+    advance_to(clock + *next);
+    ++info.skipped_events;
+    next = eng.finish_step(clock);
+  }
   if (next) step_started(e, *next);
-  const auto& st = eng.last_step();
+  record_step(e);
+  const SimTime latency = scenario.engine.output_latency;
+  for (const auto& ft : eng.take_first_tokens()) {
+    auto it = in_flight.find(ft.id);
+    KVSIM_ASSERT(it != in_flight.end(), "first token of an unknown request");
+    it->second.first_token = ft.time + latency;
+  }
+  for (const auto& done : eng.take_finished()) {
+    finished_by_id.emplace(done.id, done);
+    events.push(clock + latency, Event{EventKind::kComplete, static_cast<std::int64_t>(done.id)});
+  }
+}
+
+void Simulation::Impl::record_step(int e) {
+  const auto& st = engines[static_cast<std::size_t>(e)]->last_step();
   ++info.engine_steps;
   if (on_step != nullptr && *on_step) {
     io::StepRecord rec;
@@ -470,16 +501,6 @@ void Simulation::Impl::handle_step_end(int e) {
     rec.kv_usage = st.kv_usage;
     rec.preemptions = st.preemptions;
     (*on_step)(rec);
-  }
-  const SimTime latency = scenario.engine.output_latency;
-  for (const auto& ft : eng.take_first_tokens()) {
-    auto it = in_flight.find(ft.id);
-    KVSIM_ASSERT(it != in_flight.end(), "first token of an unknown request");
-    it->second.first_token = ft.time + latency;
-  }
-  for (const auto& done : eng.take_finished()) {
-    finished_by_id.emplace(done.id, done);
-    events.push(clock + latency, Event{EventKind::kComplete, static_cast<std::int64_t>(done.id)});
   }
 }
 
@@ -854,23 +875,26 @@ void Simulation::Impl::take_sample(SimTime t) {
   control->on_usage(u);
 }
 
+void Simulation::Impl::advance_to(SimTime t) {
+  // Samples of the boundaries the next event passes, before it changes anything.
+  while (next_sample < t) {
+    take_sample(next_sample);
+    next_sample += sample_interval;
+  }
+  if (stoppable && ++since_stop_check == 4096) {
+    since_stop_check = 0;
+    if (control->stop.stop_requested()) throw RunCancelled();
+  }
+  clock = t;
+}
+
 void Simulation::Impl::run_loop() {
   driver->start(*this);
-  const bool stoppable = control != nullptr && control->stop.stop_possible();
-  std::uint32_t since_stop_check = 0;
+  stoppable = control != nullptr && control->stop.stop_possible();
   while (!events.empty()) {
     const auto ev = events.pop();
     KVSIM_ASSERT(ev.time >= clock, "time went back");
-    // Samples of the boundaries this event passes, before it changes anything.
-    while (next_sample < ev.time) {
-      take_sample(next_sample);
-      next_sample += sample_interval;
-    }
-    if (stoppable && ++since_stop_check == 4096) {
-      since_stop_check = 0;
-      if (control->stop.stop_requested()) throw RunCancelled();
-    }
-    clock = ev.time;
+    advance_to(ev.time);
     try {
       switch (ev.payload.kind) {
         case EventKind::kWake:
@@ -918,6 +942,7 @@ void Simulation::Impl::run_loop() {
     info.prefix_cache_hits += e->counters().prefix_cache_hits;
     info.preemptions += e->counters().preemptions;
     info.external_hit_tokens += e->counters().external_hit_tokens;
+    info.stretch_steps += e->stretch_steps();
   }
 }
 

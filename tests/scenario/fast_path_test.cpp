@@ -1,14 +1,18 @@
 // The engine's exact fast paths (on by default; KVSIM_PLAIN_STEPS=1 at construction turns them
-// off) must not change a single result: for many scenarios and seeds, the per-request JSON and
-// the summary JSON of a run with the fast paths equal, byte for byte, those of the plain
-// step-by-step run. The cases cover the example, the seed deployment's variants (VRAM only, host
-// DRAM, network NVMe, LMCache), both scheduling modes, a Mooncake trace on several servers with
-// two tiers, and a preemption-heavy engine with a tiny KV cache. The plain run also keeps every block id bound
-// for good, while the fast run reclaims the ids no one holds (BlockIds, from 16,384 ids on), so
-// the comparison checks the reclaiming too.
+// off) must not change a single result: for many scenarios and seeds, the per-request JSON, the
+// summary JSON, the step records and the usage samples of a run with the fast paths equal, byte
+// for byte, those of the plain step-by-step run. The cases cover the example, the seed
+// deployment's variants (VRAM only, host DRAM, network NVMe, decode blocks stored, LMCache),
+// both scheduling modes, a Mooncake trace on several servers with two tiers, and a
+// preemption-heavy engine with a tiny KV cache. Decode stretches (steps ended without the event
+// queue, counts written back late) are among the fast paths. The plain run also keeps every
+// block id bound for good, while the fast run reclaims the ids no one holds (BlockIds, from
+// 16,384 ids on), so the comparison checks the reclaiming too.
 #include <gtest/gtest.h>
 #include <stdlib.h>  // setenv, unsetenv (POSIX)
 
+#include <functional>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -17,6 +21,7 @@
 #include "kvsim/io/summary.hpp"
 #include "kvsim/scenario/scenario.hpp"
 #include "kvsim/scenario/simulation.hpp"
+#include "kvsim/workload/driver.hpp"
 
 namespace kvsim::scenario {
 namespace {
@@ -26,10 +31,22 @@ const std::string kSource = KVSIM_SOURCE_DIR;
 struct Output {
   std::string requests;
   std::string summary;
+  std::string steps_csv;  // every step record, in the order on_step saw them
+  std::string usage_csv;  // usage samples every 0.5 simulated seconds
   std::int64_t steps = 0;
+  std::int64_t stretch_steps = 0;
+  std::int64_t skipped_events = 0;
 };
 
-Output run(const std::string& relative, const std::vector<Override>& overrides, bool plain) {
+// Of all fast runs: steps taken inside decode stretches, and step ends handled without the
+// event queue (both must have happened for the comparisons to cover them).
+std::int64_t g_stretch_steps = 0;
+std::int64_t g_skipped_events = 0;
+
+using DriverFactory = std::function<std::unique_ptr<workload::Driver>()>;
+
+Output run(const std::string& relative, const std::vector<Override>& overrides, bool plain,
+           const DriverFactory& driver = {}) {
   LoadOptions o;
   o.catalog_dir = kSource + "/scenarios/catalog";
   o.overrides = overrides;
@@ -39,10 +56,21 @@ Output run(const std::string& relative, const std::vector<Override>& overrides, 
   } else {
     unsetenv("KVSIM_PLAIN_STEPS");
   }
-  Simulation sim(sc);
+  Simulation sim(sc, driver ? driver() : nullptr);
   unsetenv("KVSIM_PLAIN_STEPS");
-  const RunResult r = sim.run();
   Output out;
+  std::ostringstream steps;
+  io::TimeseriesCsvWriter step_writer(steps);
+  std::ostringstream usage;
+  io::UsageCsvWriter usage_writer(usage);
+  RunControl control;
+  control.usage_interval_s = 0.5;
+  control.on_usage = [&](const io::UsageSample& u) { usage_writer.write(u); };
+  const RunResult r = sim.run([&](const io::StepRecord& st) { step_writer.write(st); }, {}, control);
+  out.steps_csv = steps.str();
+  out.usage_csv = usage.str();
+  out.stretch_steps = r.info.stretch_steps;
+  out.skipped_events = r.info.skipped_events;
   std::ostringstream req;
   io::write_requests_json(req, r.requests);
   out.requests = req.str();
@@ -53,15 +81,21 @@ Output run(const std::string& relative, const std::vector<Override>& overrides, 
   return out;
 }
 
-void expect_identical(const std::string& relative, std::vector<Override> overrides) {
+void expect_identical(const std::string& relative, std::vector<Override> overrides, const DriverFactory& driver = {}) {
   for (const std::uint64_t seed : {0ULL, 7ULL}) {
     auto with_seed = overrides;
     with_seed.push_back({"seed", std::to_string(seed)});
-    const Output fast = run(relative, with_seed, false);
-    const Output plain = run(relative, with_seed, true);
+    const Output fast = run(relative, with_seed, false, driver);
+    const Output plain = run(relative, with_seed, true, driver);
     ASSERT_GT(plain.steps, 0) << relative;
     EXPECT_EQ(fast.requests, plain.requests) << relative << " seed " << seed;
     EXPECT_EQ(fast.summary, plain.summary) << relative << " seed " << seed;
+    EXPECT_TRUE(fast.steps_csv == plain.steps_csv) << relative << " seed " << seed << ": step records differ";
+    EXPECT_TRUE(fast.usage_csv == plain.usage_csv) << relative << " seed " << seed << ": usage samples differ";
+    EXPECT_EQ(plain.stretch_steps, 0);
+    EXPECT_EQ(plain.skipped_events, 0);
+    g_stretch_steps += fast.stretch_steps;
+    g_skipped_events += fast.skipped_events;
   }
 }
 
@@ -72,7 +106,13 @@ const std::vector<Override> kSmallSeed = {{"workload.generation.num_conversation
                                           {"workload.clients.max_active_conversations", "48"}};
 
 TEST(FastPath, ExampleIsIdentical) {
+  g_stretch_steps = 0;
+  g_skipped_events = 0;
   expect_identical("scenarios/examples/rtx4090-llama3.1-8b-multiturn.yaml", {});
+  // One engine: most decode steps fall in stretches, and most of those end before any other
+  // event, without the queue.
+  EXPECT_GT(g_stretch_steps, 0);
+  EXPECT_GT(g_skipped_events, 0);
 }
 
 TEST(FastPath, SeedVramOnlyIsIdentical) { expect_identical("scenarios/seed/4x4090-vram-only.yaml", kSmallSeed); }
@@ -80,6 +120,58 @@ TEST(FastPath, SeedVramOnlyIsIdentical) { expect_identical("scenarios/seed/4x409
 TEST(FastPath, SeedDramIsIdentical) { expect_identical("scenarios/seed/4x4090-dram.yaml", kSmallSeed); }
 
 TEST(FastPath, SeedNvmeNetIsIdentical) { expect_identical("scenarios/seed/4x4090-nvme-net.yaml", kSmallSeed); }
+
+// Sends the same requests to two engines at the same instants (round robin, in pairs): the
+// engines step in lockstep, their step ends tie to the nanosecond, and the queue's
+// insertion-order tie break decides which ends first. Each pair's prompts differ in content, not
+// length; every other pair one answer is longer, so one engine steps alone for a while. A new
+// pair goes out when a request completes.
+class LockstepDriver : public workload::Driver {
+ public:
+  void start(workload::WorkloadContext& ctx) override { send_pair(ctx); }
+  void on_wake(std::int64_t /*tag*/, workload::WorkloadContext& /*ctx*/) override {}
+  void on_complete(const workload::Completion& /*c*/, workload::WorkloadContext& ctx) override {
+    if (sent_ < 24) send_pair(ctx);
+  }
+  std::vector<std::string> describe() const override { return {"lockstep pairs"}; }
+
+ private:
+  void send_pair(workload::WorkloadContext& ctx) {
+    const std::int64_t prompt = 100 + 37 * (sent_ % 5);
+    const std::int64_t output = 60 + 50 * (sent_ % 3);
+    for (int k = 0; k < 2; ++k) {
+      workload::RequestSpec spec;
+      append_tokens(spec.prompt, content_id(ContentKind::kUnique, static_cast<std::uint64_t>(sent_)), prompt);
+      // Every other pair, the second request answers longer: its engine goes on alone.
+      spec.output_tokens = output + (k == 1 && sent_ % 4 == 1 ? 90 : 0);
+      spec.output_content_id = content_id(ContentKind::kAssistantTurn, static_cast<std::uint64_t>(sent_));
+      spec.input_num_tokens = prompt;
+      ctx.submit(std::move(spec));
+      ++sent_;
+    }
+  }
+  int sent_ = 0;
+};
+
+TEST(FastPath, LockstepEnginesAreIdentical) {
+  // Two engines whose step ends tie: a step of one may end without the queue only strictly
+  // before the other's (a tie goes to the end queued first).
+  g_skipped_events = 0;
+  expect_identical("scenarios/examples/rtx4090-llama3.1-8b-multiturn.yaml",
+                   {{"hardware.servers.0.gpus_per_server", "2"}, {"routing.policy", "round_robin"}},
+                   [] { return std::make_unique<LockstepDriver>(); });
+  EXPECT_GT(g_skipped_events, 0);
+}
+
+TEST(FastPath, DecodeBlocksStoredIsIdentical) {
+  // With decode blocks stored too (offload_prompt_only false) a decode stretch ends where a
+  // request fills a block the connector must store.
+  auto o = kSmallSeed;
+  o.push_back({"kv_offload.offload_prompt_only", "false"});
+  g_stretch_steps = 0;
+  expect_identical("scenarios/seed/4x4090-dram.yaml", o);
+  EXPECT_GT(g_stretch_steps, 0);
+}
 
 TEST(FastPath, LmcacheIsIdentical) {
   auto o = kSmallSeed;
