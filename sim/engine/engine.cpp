@@ -130,121 +130,123 @@ void Engine::schedule_pass(Plan& plan) {
   }
 
   // 2. WAITING requests, FCFS, only if nothing was preempted in this step.
-  if (!preempted) {
-    skipped_.clear();
-    while (!waiting_.empty() && budget > 0) {
-      if (static_cast<int>(running_.size()) >= config_.max_num_seqs) break;
-      const Slot s = waiting_.front();
-      Request& r = req(s);
-      if (r.loading) {
-        // WAITING_FOR_REMOTE_KVS: skipped until its load finished.
-        if (!r.load_ready) {
-          waiting_.pop_front();
-          skipped_.push_back(s);
-          continue;
-        }
-        take_loaded(r);
+  if (!preempted) schedule_waiting(plan, budget);
+}
+
+void Engine::schedule_waiting(Plan& plan, std::int64_t& budget) {
+  skipped_.clear();
+  while (!waiting_.empty() && budget > 0) {
+    if (static_cast<int>(running_.size()) >= config_.max_num_seqs) break;
+    const Slot s = waiting_.front();
+    Request& r = req(s);
+    if (r.loading) {
+      // WAITING_FOR_REMOTE_KVS: skipped until its load finished.
+      if (!r.load_ready) {
+        waiting_.pop_front();
+        skipped_.push_back(s);
+        continue;
       }
-      std::int64_t hit_tokens = 0;
-      std::span<const BlockId> hits;
-      if (r.num_computed == 0 && kv_.caching()) {
-        hits = kv_.longest_cache_hit(r, hit_scratch_, fast_paths_);
-        hit_tokens = static_cast<std::int64_t>(hits.size()) * kv_.block_size();
-        // PrefixCacheStats are recorded at every lookup (vLLM 0.11-0.19 kv_cache_manager.py
-        // get_computed_blocks), so a request blocked at the head of the queue is counted again
-        // each step; resumed (preempted) requests are counted apart.
-        if (r.preemptions == 0) {
-          counters_.prefix_cache_queries += r.num_tokens();
-          counters_.prefix_cache_hits += hit_tokens;
-        } else {
-          counters_.preempted_queries += r.num_tokens();
-          counters_.preempted_hits += hit_tokens;
-        }
-      }
-      if (r.num_computed == 0 && connector_ != nullptr) {
-        if (admission_blocked_anyway(r, hits, hit_tokens, budget)) break;
-        // get_num_new_matched_tokens: tokens the offload tiers hold beyond the GPU hit.
-        const auto external = connector_->match(r, hit_tokens);
-        if (!external) {  // its blocks are being loaded for another request: try again later
-          waiting_.pop_front();
-          skipped_.push_back(s);
-          continue;
-        }
-        if (*external > 0 && connector_->synchronous()) {
-          // Synchronous load (LMCache): the request is scheduled in this step with its loaded
-          // tokens counted as computed; the load runs before the step's forward pass.
-          const std::int64_t computed = hit_tokens + *external;
-          const std::int64_t n = std::min(r.num_tokens() - computed, budget);
-          if (!kv_.allocate_slots(r, *external + n, hit_tokens, hits)) {
-            connector_->release_match(r);
-            // As for any head that cannot get blocks: with nothing running, nothing frees blocks
-            // but the loaded requests parked behind it.
-            if (running_.empty()) admit_loaded_behind_head(plan, budget);
-            break;
-          }
-          left_waiting(r);
-          waiting_.pop_front();
-          running_.push_back(s);
-          r.external_tokens = *external;
-          counters_.external_hit_tokens += *external;
-          ++counters_.external_loads;
-          if (r.num_cached_tokens < 0) r.num_cached_tokens = computed;
-          r.num_computed = computed;
-          r.status = RequestStatus::kRunning;
-          plan.items.push_back(Item{s, n, false});
-          plan.sync_loads.push_back(SyncLoad{s, hit_tokens, *external});
-          budget -= n;
-          continue;
-        }
-        if (*external > 0) {
-          // Asynchronous load: allocate blocks (not yet cached), park the request in
-          // WAITING_FOR_REMOTE_KVS and schedule nothing for it. vLLM 0.19 allocates for the hit
-          // and the external tokens only; kvsim allocates for the whole prompt, as newer vLLM's
-          // admission gate for asynchronous loads does (reserved_blocks): with blocks for the
-          // loaded part only, parked requests can fill the pool and stall the engine.
-          if (!kv_.allocate_slots(r, r.num_tokens() - hit_tokens, hit_tokens, hits, true)) {
-            connector_->release_match(r);
-            // As for any head that cannot get blocks: with nothing running, nothing frees blocks
-            // but the loaded requests parked behind it.
-            if (running_.empty()) admit_loaded_behind_head(plan, budget);
-            break;
-          }
-          r.loading = true;
-          r.load_ready = false;
-          r.load_base = hit_tokens;
-          r.external_tokens = *external;
-          counters_.external_hit_tokens += *external;
-          ++counters_.external_loads;
-          connector_->start_load(r, hit_tokens, *external, now_);
-          left_waiting(r);
-          waiting_.pop_front();
-          skipped_.push_back(s);
-          continue;
-        }
-      }
-      std::int64_t n = r.num_tokens() - r.num_computed - hit_tokens;
-      if (config_.long_prefill_token_threshold > 0) n = std::min<std::int64_t>(n, config_.long_prefill_token_threshold);
-      // Without chunked prefill a prompt that does not fit the remaining budget waits.
-      if (!config_.enable_chunked_prefill && n > budget) break;
-      n = std::min(n, budget);
-      // Head-of-line blocking: a waiting request that cannot get blocks stops admission; waiting
-      // requests never preempt running ones.
-      if (!kv_.allocate_slots(r, n, hit_tokens, hits)) {
-        if (running_.empty()) admit_loaded_behind_head(plan, budget);
-        break;
-      }
-      left_waiting(r);
-      waiting_.pop_front();
-      running_.push_back(s);
-      if (r.num_cached_tokens < 0) r.num_cached_tokens = hit_tokens;
-      r.num_computed += hit_tokens;
-      r.status = RequestStatus::kRunning;
-      plan.items.push_back(Item{s, n, false});
-      budget -= n;
+      take_loaded(r);
     }
-    // Skipped requests go back to the head of the queue in their order.
-    for (auto it = skipped_.rbegin(); it != skipped_.rend(); ++it) waiting_.push_front(*it);
+    std::int64_t hit_tokens = 0;
+    std::span<const BlockId> hits;
+    if (r.num_computed == 0 && kv_.caching()) {
+      hits = kv_.longest_cache_hit(r, hit_scratch_, fast_paths_);
+      hit_tokens = static_cast<std::int64_t>(hits.size()) * kv_.block_size();
+      // PrefixCacheStats are recorded at every lookup (vLLM 0.11-0.19 kv_cache_manager.py
+      // get_computed_blocks), so a request blocked at the head of the queue is counted again
+      // each step; resumed (preempted) requests are counted apart.
+      if (r.preemptions == 0) {
+        counters_.prefix_cache_queries += r.num_tokens();
+        counters_.prefix_cache_hits += hit_tokens;
+      } else {
+        counters_.preempted_queries += r.num_tokens();
+        counters_.preempted_hits += hit_tokens;
+      }
+    }
+    if (r.num_computed == 0 && connector_ != nullptr) {
+      if (admission_blocked_anyway(r, hits, hit_tokens, budget)) break;
+      // get_num_new_matched_tokens: tokens the offload tiers hold beyond the GPU hit.
+      const auto external = connector_->match(r, hit_tokens);
+      if (!external) {  // its blocks are being loaded for another request: try again later
+        waiting_.pop_front();
+        skipped_.push_back(s);
+        continue;
+      }
+      if (*external > 0 && connector_->synchronous()) {
+        // Synchronous load (LMCache): the request is scheduled in this step with its loaded
+        // tokens counted as computed; the load runs before the step's forward pass.
+        const std::int64_t computed = hit_tokens + *external;
+        const std::int64_t n = std::min(r.num_tokens() - computed, budget);
+        if (!kv_.allocate_slots(r, *external + n, hit_tokens, hits)) {
+          connector_->release_match(r);
+          // As for any head that cannot get blocks: with nothing running, nothing frees blocks
+          // but the loaded requests parked behind it.
+          if (running_.empty()) admit_loaded_behind_head(plan, budget);
+          break;
+        }
+        left_waiting(r);
+        waiting_.pop_front();
+        running_.push_back(s);
+        r.external_tokens = *external;
+        counters_.external_hit_tokens += *external;
+        ++counters_.external_loads;
+        if (r.num_cached_tokens < 0) r.num_cached_tokens = computed;
+        r.num_computed = computed;
+        r.status = RequestStatus::kRunning;
+        plan.items.push_back(Item{s, n, false});
+        plan.sync_loads.push_back(SyncLoad{s, hit_tokens, *external});
+        budget -= n;
+        continue;
+      }
+      if (*external > 0) {
+        // Asynchronous load: allocate blocks (not yet cached), park the request in
+        // WAITING_FOR_REMOTE_KVS and schedule nothing for it. vLLM 0.19 allocates for the hit
+        // and the external tokens only; kvsim allocates for the whole prompt, as newer vLLM's
+        // admission gate for asynchronous loads does (reserved_blocks): with blocks for the
+        // loaded part only, parked requests can fill the pool and stall the engine.
+        if (!kv_.allocate_slots(r, r.num_tokens() - hit_tokens, hit_tokens, hits, true)) {
+          connector_->release_match(r);
+          // As for any head that cannot get blocks: with nothing running, nothing frees blocks
+          // but the loaded requests parked behind it.
+          if (running_.empty()) admit_loaded_behind_head(plan, budget);
+          break;
+        }
+        r.loading = true;
+        r.load_ready = false;
+        r.load_base = hit_tokens;
+        r.external_tokens = *external;
+        counters_.external_hit_tokens += *external;
+        ++counters_.external_loads;
+        connector_->start_load(r, hit_tokens, *external, now_);
+        left_waiting(r);
+        waiting_.pop_front();
+        skipped_.push_back(s);
+        continue;
+      }
+    }
+    std::int64_t n = r.num_tokens() - r.num_computed - hit_tokens;
+    if (config_.long_prefill_token_threshold > 0) n = std::min<std::int64_t>(n, config_.long_prefill_token_threshold);
+    // Without chunked prefill a prompt that does not fit the remaining budget waits.
+    if (!config_.enable_chunked_prefill && n > budget) break;
+    n = std::min(n, budget);
+    // Head-of-line blocking: a waiting request that cannot get blocks stops admission; waiting
+    // requests never preempt running ones.
+    if (!kv_.allocate_slots(r, n, hit_tokens, hits)) {
+      if (running_.empty()) admit_loaded_behind_head(plan, budget);
+      break;
+    }
+    left_waiting(r);
+    waiting_.pop_front();
+    running_.push_back(s);
+    if (r.num_cached_tokens < 0) r.num_cached_tokens = hit_tokens;
+    r.num_computed += hit_tokens;
+    r.status = RequestStatus::kRunning;
+    plan.items.push_back(Item{s, n, false});
+    budget -= n;
   }
+  // Skipped requests go back to the head of the queue in their order.
+  for (auto it = skipped_.rbegin(); it != skipped_.rend(); ++it) waiting_.push_front(*it);
 }
 
 void Engine::begin_current(SimTime now) {
@@ -312,11 +314,18 @@ bool Engine::schedule_plan(SimTime now, Plan& plan) {
   plan.stats.kv_usage = kv_.pool().usage();
   if (plan.items.empty()) return false;
 
+  batch_.clear();
+  update_after_schedule(plan, 0);
+  time_plan(plan);
+  return true;
+}
+
+void Engine::update_after_schedule(Plan& plan, std::size_t first) {
   // _update_after_schedule: computed tokens advance at scheduling time; a request that has
   // now scheduled all its known tokens will sample one (a placeholder until the output is
-  // applied). Build the batch the compute model times.
-  batch_.clear();
-  for (Item& it : plan.items) {
+  // applied). Add the items' work to the batch the compute model times.
+  for (std::size_t k = first; k < plan.items.size(); ++k) {
+    Item& it = plan.items[k];
     Request& r = req(it.slot);
     const std::int64_t n = it.tokens;
     const bool decode = n == 1 && r.generated + r.placeholders > 0 &&
@@ -336,8 +345,6 @@ bool Engine::schedule_plan(SimTime now, Plan& plan) {
       ++r.placeholders;
     }
   }
-  time_plan(plan);
-  return true;
 }
 
 void Engine::time_plan(Plan& plan) {
@@ -361,8 +368,9 @@ std::optional<SimTime> Engine::decode_step(SimTime now) {
   if (in_flight == 2 && !plans_[1].sync_loads.empty()) return std::nullopt;
   const auto n = static_cast<std::int64_t>(running_.size());
   if (n > config_.max_num_batched_tokens) return std::nullopt;
-  // schedule_pass() admits nobody: no one waits, or it stops at once.
-  if (!waiting_.empty() && n < config_.max_num_seqs && n < config_.max_num_batched_tokens) return std::nullopt;
+  // Whether schedule_pass() gets to its waiting requests: someone waits, and the running ones
+  // leave a sequence and tokens for them. The pass's second half then runs as it is.
+  const bool admits = !waiting_.empty() && n < config_.max_num_seqs && n < config_.max_num_batched_tokens;
   // Each request, in the terms of apply_outputs() then schedule_pass() (g generated, p
   // placeholders, c computed, P prompt, M forced output length; after the output: g + 1, p - 1).
   std::int64_t new_blocks = 0;
@@ -395,6 +403,7 @@ std::optional<SimTime> Engine::decode_step(SimTime now) {
   if (!plans_.empty()) plans_.front().stats.start = now;
   // schedule_plan(): the same requests, one token each, in the same order.
   now_ = now;
+  next.sync_loads.clear();
   next.stats = StepStats{};
   next.stats.start = now;
   batch_.clear();
@@ -403,14 +412,24 @@ std::optional<SimTime> Engine::decode_step(SimTime now) {
     batch_.decode_contexts.push_back(r.num_computed + 1);
     decode_schedule(r);
   }
+  next.stats.decode_requests = static_cast<int>(n);
+  next.stats.batch_tokens = n;
+  // The waiting requests, as schedule_pass() takes them after the running ones (nothing was
+  // preempted); those admitted join the plan and the batch as schedule_plan() adds them.
+  if (admits) {
+    std::int64_t budget = config_.max_num_batched_tokens - n;
+    schedule_waiting(next, budget);
+  }
   next.stats.running = static_cast<int>(running_.size());
   next.stats.waiting = static_cast<int>(waiting_.size());
   next.stats.kv_usage = kv_.pool().usage();
-  next.stats.decode_requests = static_cast<int>(n);
-  next.stats.batch_tokens = n;
+  if (next.items.size() > static_cast<std::size_t>(n)) update_after_schedule(next, static_cast<std::size_t>(n));
   time_plan(next);
   plans_.push_back(std::move(next));
+  // Without async scheduling the plan starts now: its synchronous loads begin (start()).
+  if (in_flight == 1) begin_current(now);
   ++fast_decode_steps_;
+  last_quiet_ = !admits;
   return plans_.front().stats.duration;
 }
 
@@ -603,8 +622,8 @@ std::optional<SimTime> Engine::finish_step(SimTime now) {
   settle();
   if (fast_paths_) {
     if (const auto d = decode_step(now)) {
-      last_quiet_ = true;
-      begin_stretch();
+      // A stretch needs steps in which nothing but decoding can happen.
+      if (last_quiet_) begin_stretch();
       return d;
     }
   }

@@ -204,6 +204,10 @@ class Engine {
   // Schedules a step and queues it behind the one in flight; false when nothing was scheduled.
   bool enqueue_plan(SimTime now);
   void schedule_pass(Plan& plan);
+  // The pass's second half: waiting requests, FCFS, within `budget` tokens.
+  void schedule_waiting(Plan& plan, std::int64_t& budget);
+  // _update_after_schedule for the plan's items from `first` on; their work joins batch_.
+  void update_after_schedule(Plan& plan, std::size_t first);
   void admit_loaded_behind_head(Plan& plan, std::int64_t& budget);
   // A finished load: the request's computed tokens are its hit and loaded tokens, less one
   // token if that is all of them (scheduler.py _update_waiting_for_remote_kv), and its blocks
@@ -212,11 +216,12 @@ class Engine {
   // The plan at the front starts now: its synchronous loads begin.
   void begin_current(SimTime now);
   // Exact fast path of finish_step() for a step in which every running request decoded one
-  // token and the next step decodes them all again: nothing finishes, starts or waits to be
-  // admitted, no preemption, no connector store. Does what apply_outputs() and schedule_plan()
-  // would, in the same order, calling the block pool only where they would change it, and
-  // reuses the finished plan for the next one. nullopt (and no change) when the step is not
-  // such a step.
+  // token and decodes one more: nothing finishes or starts, no preemption, no connector store.
+  // Does what apply_outputs() and schedule_plan() would, in the same order, calling the block
+  // pool only where they would change it, and reuses the finished plan for the next one; the
+  // waiting requests, if the pass gets to them, go through schedule_waiting() as in the plain
+  // pass. nullopt (and no change) when the step is not such a step. Sets last_quiet_: whether
+  // the waiting requests were left alone.
   std::optional<SimTime> decode_step(SimTime now);
   // decode_step()'s work on one request: the output of the step that ended (apply_outputs())
   // and its next one-token step (schedule_pass()). Each returns whether it called the block pool.

@@ -174,8 +174,12 @@ TEST(FastPath, DecodeBlocksStoredIsIdentical) {
 }
 
 TEST(FastPath, LmcacheIsIdentical) {
+  // Synchronous loads, started with the step that admits the request: with async scheduling
+  // when the queued plan starts, without it at once.
   auto o = kSmallSeed;
   o.push_back({"kv_offload.connector", "lmcache"});
+  expect_identical("scenarios/seed/4x4090-dram.yaml", o);
+  o.push_back({"engine.async_scheduling", "false"});
   expect_identical("scenarios/seed/4x4090-dram.yaml", o);
 }
 
