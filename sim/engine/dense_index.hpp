@@ -103,7 +103,16 @@ class DenseIndex {
     const std::uint64_t p = key >> kPageBits;
     return p < pages_.size() ? pages_[p].get() : nullptr;
   }
+  // The key's cell, its page made if need be. The page is there for nearly every call: that
+  // case is inlined, the rest (a new page, a larger page table, a bad key) is not.
   Cell& make_cell(std::uint64_t key) {
+    const auto p = static_cast<std::size_t>(key >> kPageBits);
+    if (p < pages_.size()) [[likely]] {
+      if (Cell* page = pages_[p].get()) [[likely]] return page[key & kPageMask];
+    }
+    return make_page_cell(key);
+  }
+  [[gnu::noinline]] Cell& make_page_cell(std::uint64_t key) {
     KVSIM_ASSERT(key < (std::uint64_t{1} << 40), "a DenseIndex key is not a block id (too large)");
     const auto p = static_cast<std::size_t>(key >> kPageBits);
     if (p >= pages_.size()) {
