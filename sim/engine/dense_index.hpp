@@ -81,11 +81,7 @@ class DenseIndex {
     *c = Cell{};
     --size_;
     const std::size_t p = key >> kPageBits;
-    if (--used_[p] == 0) {
-      // An empty page is all zero again: keep a few for the next new page (no zeroing).
-      if (spare_.size() < kSparePages) spare_.push_back(std::move(pages_[p]));
-      else pages_[p].reset();
-    }
+    if (--used_[p] == 0) [[unlikely]] release_page(p);
     return true;
   }
 
@@ -111,6 +107,11 @@ class DenseIndex {
       if (Cell* page = pages_[p].get()) [[likely]] return page[key & kPageMask];
     }
     return make_page_cell(key);
+  }
+  // An empty page is all zero again: keep a few for the next new page (no zeroing).
+  [[gnu::noinline]] void release_page(std::size_t p) {
+    if (spare_.size() < kSparePages) spare_.push_back(std::move(pages_[p]));
+    else pages_[p].reset();
   }
   [[gnu::noinline]] Cell& make_page_cell(std::uint64_t key) {
     KVSIM_ASSERT(key < (std::uint64_t{1} << 40), "a DenseIndex key is not a block id (too large)");
