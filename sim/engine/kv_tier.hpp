@@ -133,7 +133,9 @@ class KvTier {
   std::int32_t alloc(std::uint64_t hash);
   void release(std::int32_t e);
   void reset(std::int32_t e, std::uint64_t hash);
-  bool evict_one();
+  // Evicts one entry as the policy says; false when none is evictable. Under LRU, with
+  // `freed`, the victim's slot is handed back there instead of to the free list.
+  bool evict_one(std::int32_t* freed = nullptr);
   std::int32_t evictable_in(List l) const;
   void trim_ghosts();
 
