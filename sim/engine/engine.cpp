@@ -309,9 +309,7 @@ bool Engine::schedule_plan(SimTime now, Plan& plan) {
     schedule_pass(plan);
     if (!plan.items.empty() || counters_.preemptions == before || waiting_.empty()) break;
   }
-  plan.stats.running = static_cast<int>(running_.size());
-  plan.stats.waiting = static_cast<int>(waiting_.size());
-  plan.stats.kv_usage = kv_.pool().usage();
+  record_queues(plan.stats);
   if (plan.items.empty()) return false;
 
   batch_.clear();
@@ -345,6 +343,23 @@ void Engine::update_after_schedule(Plan& plan, std::size_t first) {
       ++r.placeholders;
     }
   }
+}
+
+void Engine::record_queues(StepStats& stats) const {
+  stats.running = static_cast<int>(running_.size());
+  stats.waiting = static_cast<int>(waiting_.size());
+  stats.kv_usage = kv_.pool().usage();
+}
+
+Engine::Plan Engine::reuse_finished_plan(SimTime now) {
+  Plan next = std::move(plans_.front());
+  plans_.pop_front();
+  if (!plans_.empty()) plans_.front().stats.start = now;
+  now_ = now;
+  next.sync_loads.clear();
+  next.stats = StepStats{};
+  next.stats.start = now;
+  return next;
 }
 
 void Engine::time_plan(Plan& plan) {
@@ -397,15 +412,8 @@ std::optional<SimTime> Engine::decode_step(SimTime now) {
   last_step_ = done.stats;
   for (const Slot s : running_) decode_output(req(s));
   counters_.generation_tokens += n;
-  // The queued plan (async) starts now.
-  Plan next = std::move(done);
-  plans_.pop_front();
-  if (!plans_.empty()) plans_.front().stats.start = now;
   // schedule_plan(): the same requests, one token each, in the same order.
-  now_ = now;
-  next.sync_loads.clear();
-  next.stats = StepStats{};
-  next.stats.start = now;
+  Plan next = reuse_finished_plan(now);
   batch_.clear();
   for (const Slot s : running_) {
     Request& r = req(s);
@@ -420,9 +428,7 @@ std::optional<SimTime> Engine::decode_step(SimTime now) {
     std::int64_t budget = config_.max_num_batched_tokens - n;
     schedule_waiting(next, budget);
   }
-  next.stats.running = static_cast<int>(running_.size());
-  next.stats.waiting = static_cast<int>(waiting_.size());
-  next.stats.kv_usage = kv_.pool().usage();
+  record_queues(next.stats);
   if (next.items.size() > static_cast<std::size_t>(n)) update_after_schedule(next, static_cast<std::size_t>(n));
   time_plan(next);
   plans_.push_back(std::move(next));
@@ -513,7 +519,6 @@ void Engine::begin_stretch() {
   for (std::size_t i = 0; i < running_.size(); ++i) first.push_back(static_cast<std::int32_t>(i));
   stretch_.left = k_max;
   stretch_.step = 0;
-  stretch_.open = true;
 }
 
 std::int64_t Engine::next_examination(const Request& r, std::int64_t k, bool touched) const {
@@ -533,8 +538,7 @@ SimTime Engine::stretch_step(SimTime now) {
   Stretch& st = stretch_;
   const std::int64_t k = ++st.step;
   --st.left;
-  Plan& done = plans_.front();
-  last_step_ = done.stats;
+  last_step_ = plans_.front().stats;
   // The requests at a block boundary, in running order: outputs, then schedules.
   const std::size_t window = st.due.size();
   st.examined.swap(st.due[static_cast<std::size_t>(k) % window]);
@@ -558,16 +562,9 @@ SimTime Engine::stretch_step(SimTime now) {
   st.examined.clear();
   const auto n = static_cast<std::int64_t>(running_.size());
   counters_.generation_tokens += n;
-  Plan next = std::move(done);
-  plans_.pop_front();
-  if (!plans_.empty()) plans_.front().stats.start = now;
-  now_ = now;
-  next.stats = StepStats{};
-  next.stats.start = now;
+  Plan next = reuse_finished_plan(now);
   for (std::int64_t& c : batch_.decode_contexts) ++c;
-  next.stats.running = static_cast<int>(n);
-  next.stats.waiting = static_cast<int>(waiting_.size());
-  next.stats.kv_usage = kv_.pool().usage();
+  record_queues(next.stats);
   next.stats.decode_requests = static_cast<int>(n);
   next.stats.batch_tokens = n;
   time_plan(next);
@@ -587,7 +584,6 @@ void Engine::settle_stretch() {
   }
   st.left = 0;
   st.step = 0;
-  st.open = false;
 }
 
 bool Engine::enqueue_plan(SimTime now) {

@@ -240,8 +240,7 @@ class Engine {
   // schedules, as decode_step() orders them. Any call from outside settles the stretch first.
   struct Stretch {
     std::int64_t left = 0;  // steps the stretch may still take
-    std::int64_t step = 0;  // steps taken (k); 0 when no stretch is open
-    bool open = false;
+    std::int64_t step = 0;  // steps taken (k); no stretch is open while both are 0
     std::vector<std::int64_t> synced;  // per running index: the step its counts were written at
     std::vector<std::vector<std::int32_t>> due;  // ring: running indices to examine at step k
     std::vector<std::int32_t> examined;          // scratch: those due now
@@ -253,12 +252,18 @@ class Engine {
   SimTime stretch_step(SimTime now);
   // Writes the deferred counts back and closes the stretch (no-op when none is open).
   void settle() {
-    if (stretch_.open) settle_stretch();
+    if (stretch_.left > 0 || stretch_.step > 0) settle_stretch();
   }
   void settle_stretch();
   // The next stretch step at which request `r`, examined at step k (its counts written as of
   // step k), must be examined again; `touched`: it called the block pool at step k.
   std::int64_t next_examination(const Request& r, std::int64_t k, bool touched) const;
+  // The finished plan at the front, taken out to be the next one (decode_step(), stretch_step()):
+  // emptied of synchronous loads and statistics, starting now; the step queued behind it (async)
+  // starts now too.
+  Plan reuse_finished_plan(SimTime now);
+  // A scheduled step's view of the queues and the pool, as schedule_plan() records it.
+  void record_queues(StepStats& stats) const;
   // The step time of the batch in batch_, as schedule_plan() derives it.
   void time_plan(Plan& plan);
   void apply_outputs(const Plan& plan, SimTime now);

@@ -114,7 +114,7 @@ std::int32_t KvTier::evictable_in(List l) const {
   return -1;
 }
 
-bool KvTier::evict_one(std::int32_t* freed) {
+bool KvTier::evict_one(std::int32_t& freed) {
   std::int32_t victim = -1;
   if (policy_ == EvictionPolicy::kLru) {
     victim = evictable_in(List::kT1);
@@ -140,10 +140,8 @@ bool KvTier::evict_one(std::int32_t* freed) {
     x.ready = false;
     push_mru(victim, from == List::kT1 ? List::kB1 : List::kB2);
     ghosts_.assign(x.hash, victim);
-  } else if (freed != nullptr) {
-    *freed = victim;  // taken at once: what release() then alloc() would hand back
   } else {
-    release(victim);
+    freed = victim;
   }
   return true;
 }
@@ -187,9 +185,8 @@ bool KvTier::begin_store(std::uint64_t hash) {
       target = List::kT2;
     }
   }
-  // Under LRU the evicted entry's slot is the one alloc() would take next (the last one freed).
   std::int32_t freed = -1;
-  if (size() >= capacity_ && !evict_one(ghost < 0 ? &freed : nullptr)) {
+  if (size() >= capacity_ && !evict_one(freed)) {
     ++stats_.stores_dropped;
     return false;
   }
@@ -200,6 +197,7 @@ bool KvTier::begin_store(std::uint64_t hash) {
     e = ghost;
     reset(e, hash);
   } else if (freed >= 0) {
+    // Under LRU the victim's slot is free: the one release() then alloc() would hand back.
     e = freed;
     reset(e, hash);
   } else {

@@ -133,9 +133,9 @@ class KvTier {
   std::int32_t alloc(std::uint64_t hash);
   void release(std::int32_t e);
   void reset(std::int32_t e, std::uint64_t hash);
-  // Evicts one entry as the policy says; false when none is evictable. Under LRU, with
-  // `freed`, the victim's slot is handed back there instead of to the free list.
-  bool evict_one(std::int32_t* freed = nullptr);
+  // Evicts one entry as the policy says; false when none is evictable. Under LRU the victim's
+  // slot is free and goes to `freed` (the caller reuses it); under ARC it becomes a ghost.
+  bool evict_one(std::int32_t& freed);
   std::int32_t evictable_in(List l) const;
   void trim_ghosts();
 
