@@ -435,7 +435,8 @@ std::optional<SimTime> Engine::decode_step(SimTime now) {
   // Without async scheduling the plan starts now: its synchronous loads begin (start()).
   if (in_flight == 1) begin_current(now);
   ++fast_decode_steps_;
-  last_quiet_ = !admits;
+  // A stretch needs steps in which nothing but decoding can happen: none that reached the queue.
+  if (!admits) begin_stretch();
   return plans_.front().stats.duration;
 }
 
@@ -611,19 +612,11 @@ std::optional<SimTime> Engine::start(SimTime now) {
 
 std::optional<SimTime> Engine::finish_step(SimTime now) {
   KVSIM_ASSERT(!plans_.empty(), "finish_step() without a step in flight");
-  if (stretch_.left > 0) {
-    last_quiet_ = true;
-    return stretch_step(now);
-  }
+  if (stretch_.left > 0) return stretch_step(now);
   settle();
   if (fast_paths_) {
-    if (const auto d = decode_step(now)) {
-      // A stretch needs steps in which nothing but decoding can happen.
-      if (last_quiet_) begin_stretch();
-      return d;
-    }
+    if (const auto d = decode_step(now)) return d;
   }
-  last_quiet_ = false;
   Plan done = std::move(plans_.front());
   plans_.pop_front();
   last_step_ = done.stats;

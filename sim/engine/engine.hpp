@@ -143,11 +143,11 @@ class Engine {
   std::int64_t fast_decode_steps() const { return fast_decode_steps_; }
   // Steps taken inside decode stretches (stretch_step) so far (tests, benchmarks).
   std::int64_t stretch_steps() const { return stretch_steps_; }
-  // Whether the last finish_step() was a decode-only step that changed nothing outside the
-  // engine: no token left it, no request finished, started or waited, no connector was called.
-  bool last_step_quiet() const { return last_quiet_; }
-  // Whether the next finish_step() is certain to be such a step, provided nothing reaches the
-  // engine before it (a decode stretch has steps left).
+  // Whether the last finish_step() and the next one are quiet: decode-only steps that change
+  // nothing outside the engine (no token leaves it, no request finishes, starts or waits, no
+  // connector is called), the next one provided nothing reaches the engine before it. True
+  // while a decode stretch has steps left: a stretch opens only after a quiet step, and each of
+  // its steps is quiet.
   bool next_step_quiet() const { return stretch_.left > 0; }
 
  private:
@@ -220,8 +220,8 @@ class Engine {
   // Does what apply_outputs() and schedule_plan() would, in the same order, calling the block
   // pool only where they would change it, and reuses the finished plan for the next one; the
   // waiting requests, if the pass gets to them, go through schedule_waiting() as in the plain
-  // pass. nullopt (and no change) when the step is not such a step. Sets last_quiet_: whether
-  // the waiting requests were left alone.
+  // pass. nullopt (and no change) when the step is not such a step. When the waiting requests
+  // were left alone, opens a decode stretch (begin_stretch()).
   std::optional<SimTime> decode_step(SimTime now);
   // decode_step()'s work on one request: the output of the step that ended (apply_outputs())
   // and its next one-token step (schedule_pass()). Each returns whether it called the block pool.
@@ -285,7 +285,6 @@ class Engine {
   bool fast_paths_ = true;
   std::int64_t fast_decode_steps_ = 0;
   std::int64_t stretch_steps_ = 0;
-  bool last_quiet_ = false;
   Stretch stretch_;
   std::int64_t max_model_len_;
   const models::ComputeModel& compute_;

@@ -464,7 +464,7 @@ void Simulation::Impl::handle_step_end(int e) {
   // pushes its successor's end) and the next one ends before every queued event (a tie goes to
   // the queued event, pushed earlier), the queue would hand back this engine's step end next,
   // with nothing in between: end those steps here instead of through the queue.
-  while (next && eng.last_step_quiet() && eng.next_step_quiet() && !eng.blocked() &&
+  while (next && eng.next_step_quiet() && !eng.blocked() &&
          (events.empty() || clock + *next < events.top().time)) {
     record_step(e);
     advance_to(clock + *next);
