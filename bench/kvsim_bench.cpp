@@ -6,7 +6,7 @@
 //   peak_rss_MiB      the process's peak resident memory (getrusage ru_maxrss), which is the
 //                     case's own only when the case runs alone in its process (bench/run.sh)
 // Wall times are the benchmark library's real time. Scenario paths are relative to the source
-// tree (KVSIM_SOURCE_DIR); the Mooncake trace is read from ../shared/data/traces beside it.
+// tree (KVSIM_SOURCE_DIR); the Mooncake trace is scenarios/traces/mooncake_fast25_conversation_trace.jsonl.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 

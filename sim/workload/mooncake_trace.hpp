@@ -1,6 +1,6 @@
 #pragma once
 // Reader of Mooncake FAST'25 request traces (github.com/kvcache-ai/Mooncake,
-// FAST25-release/traces/*.jsonl; schema in shared data/traces/README.md): one JSON object a line,
+// FAST25-release/traces/*.jsonl; schema in scenarios/traces/README.md): one JSON object a line,
 //   {"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, 48, 2353]}
 // timestamp = arrival in milliseconds from the trace start; input_length / output_length in
 // tokens; hash_ids = one id per block of `hash_block_tokens` (512) prompt tokens, the last

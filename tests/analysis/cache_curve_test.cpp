@@ -185,12 +185,11 @@ TEST(CacheCurve, RejectsNonPositiveCapacities) {
                InputError);
 }
 
-// The table published with the trace (shared data/traces/README.md): LRU token hit ratio of the
+// The table published with the trace (scenarios/traces/README.md): LRU token hit ratio of the
 // Mooncake conversation trace at 1,000, 4,000, 16,000, 64,000 and 256,000 blocks of 512 tokens:
 // 4.5, 8.7, 26.8, 36.6, 37.4 % (one decimal), under the published rules. Within 0.1 point.
 TEST(CacheCurve, ReproducesThePublishedMooncakeTable) {
-  const std::string file = std::string(KVSIM_SHARED_DATA_DIR) + "/traces/mooncake_fast25_conversation_trace.jsonl";
-  if (!std::filesystem::exists(file)) GTEST_SKIP() << "no trace at " << file;
+  const std::string file = std::string(KVSIM_SOURCE_DIR) + "/scenarios/traces/mooncake_fast25_conversation_trace.jsonl";
   const auto trace = workload::read_mooncake_trace(file, 512);
   const auto c = cache_curve(trace, {1000, 4000, 16000, 64000, 256000}, opts(512, CurveRules::kPublished));
   const double published[] = {4.5, 8.7, 26.8, 36.6, 37.4};

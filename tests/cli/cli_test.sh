@@ -29,8 +29,7 @@ printf 'name: x\nengine:\n  max_num_seqs: [1, 2\n' >"$work/bad.yaml"
 [ $rc -eq 2 ] && grep -Eq "bad.yaml:[0-9]+:[0-9]+: error" "$work/err"; check "malformed YAML -> exit 2 with file:line:col" $?
 
 # 4. A trace with a bad line: exit 2, the line number in the message.
-head -3 "$src/../shared/data/traces/mooncake_fast25_conversation_trace.jsonl" >"$work/trace.jsonl" 2>/dev/null ||
-  printf '{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [1, 2]}\n' >"$work/trace.jsonl"
+head -3 "$src/scenarios/traces/mooncake_fast25_conversation_trace.jsonl" >"$work/trace.jsonl"
 printf '{"timestamp": 10, "input_length": "many", "output_length": 5, "hash_ids": [1]}\n' >>"$work/trace.jsonl"
 line=$(wc -l <"$work/trace.jsonl")
 "$kvsim" run "$example" --trace "$work/trace.jsonl" >"$work/out" 2>"$work/err"; rc=$?
@@ -51,7 +50,7 @@ bad_trace azure "$work/bad_azure.csv" 4
 bad_trace burstgpt "$work/bad_burstgpt.csv" 3
 printf '[\n{"id": "a_0", "conversations": [{"from": "robot", "value": "x"}]}\n]\n' >"$work/bad_sharegpt.json"
 bad_trace sharegpt "$work/bad_sharegpt.json" 2
-for f in mooncake_conversation_head250.jsonl bailian_example.jsonl azure_conv_2023_head250.csv azure_code_2024_example.csv burstgpt_example.csv; do
+for f in mooncake_conversation_head250.jsonl mooncake_fast25_synthetic_trace.jsonl bailian_example.jsonl azure_conv_2023_head250.csv azure_llm_inference_2023_code.csv azure_code_2024_example.csv burstgpt_example.csv; do
   "$kvsim" run "$example" --trace "$traces/$f" --max-requests 20 --rate-scale 2 --trace-mode closed --format json >"$work/t.json" 2>"$work/err"
   [ $? -eq 0 ] && grep -q '"ttft_ms"' "$work/t.json"; check "replay $f" $?
 done

@@ -15,7 +15,7 @@ namespace kvsim::models {
 namespace {
 
 const std::string kBundle =
-    std::string(KVSIM_SHARED_DATA_DIR) + "/profiles/rtx4090-llama-3.1-8b-vllm0.19";
+    std::string(KVSIM_SOURCE_DIR) + "/models/profiles/rtx4090-llama-3.1-8b-vllm0.19";
 
 const ProfileBundle& bundle() {
   static const ProfileBundle b = load_profile_bundle(kBundle);

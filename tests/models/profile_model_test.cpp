@@ -21,7 +21,7 @@ namespace kvsim::models {
 namespace {
 
 const std::string kBundle =
-    std::string(KVSIM_SHARED_DATA_DIR) + "/profiles/rtx4090-llama-3.1-8b-vllm0.19";
+    std::string(KVSIM_SOURCE_DIR) + "/models/profiles/rtx4090-llama-3.1-8b-vllm0.19";
 
 // The bundle's CSVs read here with a reader of the test's own, so expected values do not go
 // through the code under test.

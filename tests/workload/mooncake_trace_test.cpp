@@ -17,7 +17,7 @@ namespace {
 
 const std::string kFixtures = std::string(KVSIM_TEST_DATA_DIR) + "/fixtures/workload/";
 const std::string kConversationTrace =
-    std::string(KVSIM_SHARED_DATA_DIR) + "/traces/mooncake_fast25_conversation_trace.jsonl";
+    std::string(KVSIM_SOURCE_DIR) + "/scenarios/traces/mooncake_fast25_conversation_trace.jsonl";
 
 Diagnostic first_error(const std::string& text) {
   std::istringstream in(text);
