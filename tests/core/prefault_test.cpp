@@ -44,7 +44,7 @@ struct Region {
 };
 
 TEST(PagePrefaulter, FaultsInAWindowAheadOfTheWrittenPartAndNoFurther) {
-  if (!PagePrefaulter::supported()) GTEST_SKIP() << "this kernel lacks MADV_POPULATE_WRITE";
+  if (!PagePrefaulter::supported()) GTEST_SKIP() << "optional: this kernel lacks MADV_POPULATE_WRITE (Linux 5.14)";
   Region r(64 * kMiB);
   ASSERT_NE(r.base, nullptr);
   ASSERT_EQ(r.resident(0, r.bytes), 0U);
@@ -69,7 +69,7 @@ TEST(PagePrefaulter, FaultsInAWindowAheadOfTheWrittenPartAndNoFurther) {
 }
 
 TEST(PagePrefaulter, AsksNothingBeforeItsStartThenFaultsInFromTheWrittenEnd) {
-  if (!PagePrefaulter::supported()) GTEST_SKIP() << "this kernel lacks MADV_POPULATE_WRITE";
+  if (!PagePrefaulter::supported()) GTEST_SKIP() << "optional: this kernel lacks MADV_POPULATE_WRITE (Linux 5.14)";
   Region r(64 * kMiB);
   ASSERT_NE(r.base, nullptr);
   PagePrefaulter pf(r.base, r.bytes, 8 * kMiB, 16 * kMiB);
@@ -105,7 +105,7 @@ TEST(PagePrefaulter, ChangesNoByte) {
 TEST(PagePrefaulter, TheHelperStopsWhenItsOwnerGoes) {
   // Destroyed with a window still to fault in: the helper is joined, so no page becomes
   // resident afterwards.
-  if (!PagePrefaulter::supported()) GTEST_SKIP() << "this kernel lacks MADV_POPULATE_WRITE";
+  if (!PagePrefaulter::supported()) GTEST_SKIP() << "optional: this kernel lacks MADV_POPULATE_WRITE (Linux 5.14)";
   Region r(256 * kMiB);
   ASSERT_NE(r.base, nullptr);
   {

@@ -44,7 +44,7 @@ munged --foreground --force --key-file="$D/munge/munge.key" --socket="$D/munge/m
   --pid-file="$D/munge/munged.pid" --log-file="$D/munged.log" --seed-file="$D/munge/munged.seed" \
   >>"$D/munged.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 50); do [ -S "$D/munge/munge.socket" ] && break; sleep 0.1; done
+for _ in $(seq 300); do [ -S "$D/munge/munge.socket" ] && break; sleep 0.1; done
 [ -S "$D/munge/munge.socket" ] || fail "munged did not start"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }

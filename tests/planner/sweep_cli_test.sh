@@ -38,15 +38,26 @@ check "dry run lists 8 runs" test "$(grep -c '  new  ' "$D/dry.txt")" = 8
 check "dry run creates nothing" test ! -e "$D/dry.db"
 
 # kill -9 mid-sweep, then the same command again: every run done exactly once. Longer
-# conversations make each run take about a second, so the kill lands mid-sweep.
+# conversations make each run take about a second; the kill comes as soon as the database
+# shows a finished run (whatever the machine's speed), so it lands mid-sweep.
 LONGER=(--set workload.generation.num_conversations=120 --set "workload.generation.prompt_input.num_turns={distribution: uniform, min: 12, max: 18}")
 "$KVSIM" sweep "$SWEEP" --db "$D/kill.db" -j 1 --progress none "${LONGER[@]}" > /dev/null 2>&1 &
 pid=$!
-sleep 2
+done_runs() {  # finished runs in the database, 0 while it or its table does not exist yet
+  local n
+  n=$(sqlite3 "$D/kill.db" "SELECT count(*) FROM runs WHERE status = 'done'" 2> /dev/null) || n=0
+  echo "${n:-0}"
+}
+waited=0
+while [ "$(done_runs)" -lt 1 ] && kill -0 $pid 2> /dev/null && [ $waited -lt 3000 ]; do
+  sleep 0.05
+  waited=$((waited + 1))
+done
 kill -9 $pid 2> /dev/null
 wait $pid 2> /dev/null
+check "kill -9 came after a finished run" test "$(done_runs)" -ge 1
 echo "after kill -9: $(count "$D/kill.db" "SELECT group_concat(status || '=' || n) FROM (SELECT status, count(*) n FROM runs GROUP BY status)")"
-check "kill -9 left runs to do" test "$(count "$D/kill.db" "SELECT count(*) FROM runs WHERE status = 'done'")" -lt 8
+check "kill -9 left runs to do" test "$(done_runs)" -lt 8
 "$KVSIM" sweep "$SWEEP" --db "$D/kill.db" -j 2 --progress lines "${LONGER[@]}" > "$D/resume.txt" 2>&1
 check "resume exits 0" test $? = 0
 check "resume: 8 runs done" test "$(count "$D/kill.db" "SELECT count(*) FROM runs WHERE status = 'done'")" = 8
