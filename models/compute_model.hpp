@@ -1,8 +1,10 @@
 #pragma once
 // The contract every compute-time model fulfils: given the composition of one engine step
 // (prefill chunks with their cached context, decode requests with their contexts), return how
-// long the GPU step takes, with a breakdown. Implementations: roofline (models/roofline.hpp);
-// measured profile tables and a fitted model come later behind the same interface.
+// long the GPU step takes, with a breakdown. Implementations: roofline (models/roofline.hpp),
+// measured profile tables (models/profile_model.hpp), a model fitted to them
+// (models/fitted_model.hpp), and a tensor-parallel wrapper adding communication around any of
+// them (models/tensor_parallel_model.hpp).
 // Contract:
 //  - step_time() is a pure function of the batch: same batch, same answer.
 //  - times are in seconds (double); the engine rounds once to SimTime.
@@ -43,20 +45,33 @@ struct BatchShape {
   bool empty() const { return prefills.empty() && decode_contexts.empty(); }
 };
 
+// How an MoE model's experts are laid out over the GPUs of an engine, and how many tokens one
+// GPU's MoE layers route per token of the engine's own batch. With vLLM's
+// --enable-expert-parallel and data_parallel_size d, each of the tp x d GPUs holds experts /
+// (tp x d) experts, and the d data-parallel ranks pass every MoE layer together: each rank's
+// experts see the tokens of all d ranks' batches. kvsim assumes balanced ranks (d x its own
+// tokens); docs/models.md "Mixture of experts".
+struct MoeLayout {
+  int expert_parallel_size = 1;  // GPUs the experts are split over (1: each GPU holds all)
+  double tokens_factor = 1;      // tokens routed by a GPU's MoE layers per token of its batch
+};
+
 // Where the time of one step goes (seconds).
 struct StepBreakdown {
   double dense_s = 0;      // token-parallel GEMMs and elementwise ops (QKV, O, MLP, norms)
+  double moe_s = 0;        // MoE layers' routers and experts (0 for a dense model)
   double attention_s = 0;  // attention kernels
   double lm_head_s = 0;    // lm_head and sampler (per sequence)
   double gpu_overhead_s = 0;  // GPU-side per-step time outside the kernels (graph launch, sync,
                               // sampled tokens copied back): not hidden by async scheduling
   double overhead_s = 0;   // host-side per-step overhead (scheduling, input prep, output
                            // processing): hidden by async scheduling while the GPU is busy
-  double communication_s = 0;  // tensor-parallel collectives (models/tensor_parallel_model.hpp)
+  double communication_s = 0;  // tensor-parallel collectives and expert-parallel dispatch and
+                               // combine (models/tensor_parallel_model.hpp)
   double flops = 0;        // total floating-point operations of the step
   double bytes = 0;        // total bytes moved from GPU memory
   double total_s() const {
-    return dense_s + attention_s + lm_head_s + communication_s + gpu_overhead_s + overhead_s;
+    return dense_s + moe_s + attention_s + lm_head_s + communication_s + gpu_overhead_s + overhead_s;
   }
 };
 

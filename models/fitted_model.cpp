@@ -15,7 +15,9 @@
 #include <utility>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/models/moe_block.hpp"
 #include "kvsim/models/profile_model.hpp"
+#include "kvsim/models/relative_fit.hpp"
 #include "kvsim/models/roofline.hpp"
 
 namespace kvsim::models {
@@ -24,87 +26,17 @@ namespace {
 
 constexpr double kUsToS = 1e-6;
 constexpr int kL1Rounds = 40;
-constexpr double kTrim = 0.1;  // share of worst points left out of the later attention rounds  //
-                               // reweighting rounds of the attention fit
-
-// Rows of features with their measured times.
-struct Samples {
-  std::vector<std::vector<double>> x;
-  std::vector<double> y;
-};
-
-// Minimises sum w_i ((x_i . a - y_i) / y_i)^2 with w_i = 1 first. With `l1_rounds` > 0 the
-// fit is repeated with w_i = 1 / max(|relative error_i|, 1e-3) (iteratively reweighted least
-// squares), which moves it toward the least absolute relative error, the robust fit whose
-// median error is smallest; a few points far off the model then no longer pull the rest.
-// Columns are scaled to unit maximum and the normal equations solved by LDLT, so that features
-// of very different size (1 and 10^7 pairs) stay well conditioned.
-std::vector<double> weighted_fit(const Samples& s, std::size_t terms, int l1_rounds = 0,
-                                 double trim = 0) {
-  const auto rows = static_cast<Eigen::Index>(s.y.size());
-  const auto cols = static_cast<Eigen::Index>(terms);
-  Eigen::MatrixXd a(rows, cols);
-  for (Eigen::Index r = 0; r < rows; ++r) {
-    const auto ur = static_cast<std::size_t>(r);
-    KVSIM_ASSERT(s.y[ur] > 0, "fit target must be positive");
-    for (Eigen::Index c = 0; c < cols; ++c) {
-      a(r, c) = s.x[ur][static_cast<std::size_t>(c)] / s.y[ur];
-    }
-  }
-  Eigen::VectorXd scale(cols);
-  for (Eigen::Index c = 0; c < cols; ++c) {
-    const double m = a.col(c).cwiseAbs().maxCoeff();
-    scale(c) = m > 0 ? m : 1.0;
-    a.col(c) /= scale(c);
-  }
-  Eigen::VectorXd w = Eigen::VectorXd::Ones(rows);
-  Eigen::VectorXd sol(cols);
-  Eigen::VectorXd keep = Eigen::VectorXd::Ones(rows);
-  for (int round = 0; round <= l1_rounds; ++round) {
-    const Eigen::MatrixXd aw = (w.array() * keep.array()).matrix().asDiagonal() * a;
-    Eigen::MatrixXd normal = a.transpose() * aw;
-    normal.diagonal().array() += 1e-12;  // keeps an all-zero column solvable
-    sol = normal.ldlt().solve(aw.transpose() * Eigen::VectorXd::Ones(rows));
-    const Eigen::VectorXd rel = ((a * sol).array() - 1.0).abs().matrix();
-    w = (1.0 / rel.array().max(1e-3)).matrix();
-    if (trim > 0 && round == l1_rounds / 2) {
-      std::vector<double> sorted(rel.data(), rel.data() + rows);
-      std::sort(sorted.begin(), sorted.end());
-      const double cut =
-          sorted[static_cast<std::size_t>((1.0 - trim) * static_cast<double>(rows - 1))];
-      for (Eigen::Index r = 0; r < rows; ++r) keep(r) = rel(r) <= cut ? 1.0 : 0.0;
-    }
-  }
-  std::vector<double> out(terms);
-  for (Eigen::Index c = 0; c < cols; ++c) out[static_cast<std::size_t>(c)] = sol(c) / scale(c);
-  return out;
-}
-
-double dot(const std::vector<double>& a, const std::vector<double>& b) {
-  double s = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
-  return s;
-}
-
-std::vector<double> relative_errors(const Samples& s, const std::vector<double>& coef) {
-  std::vector<double> e;
-  e.reserve(s.y.size());
-  for (std::size_t i = 0; i < s.y.size(); ++i) {
-    e.push_back(std::abs(dot(s.x[i], coef) - s.y[i]) / s.y[i]);
-  }
-  return e;
-}
+constexpr double kTrim = 0.1;  // share of worst points left out of the later attention rounds
 
 ComponentResidual summarise(const std::string& name, const Samples& s,
                             const std::vector<double>& coef) {
-  auto e = relative_errors(s, coef);
+  const auto e = relative_errors(s, coef);
+  const ErrorSummary sum = summarise_errors(e);
   ComponentResidual r;
   r.component = name;
   r.points = e.size();
-  std::sort(e.begin(), e.end());
-  const std::size_t m = e.size() / 2;
-  r.median_abs_rel_error = e.size() % 2 == 1 ? e[m] : 0.5 * (e[m - 1] + e[m]);
-  r.max_abs_rel_error = e.back();
+  r.median_abs_rel_error = sum.median;
+  r.max_abs_rel_error = sum.max;
   return r;
 }
 
@@ -124,11 +56,44 @@ double dense_layer_dot(double tokens, double knee, const std::vector<double>& co
   return coef[0] + coef[1] * tokens + coef[2] * std::max(0.0, t128 - knee) + coef[3] * std::max(0.0, t256 - knee);
 }
 
+// dot(dense_step_features(tokens, knee), coef) without building the vector (once per step).
+double dense_step_dot(double tokens, double knee, const std::vector<double>& coef) {
+  const double small = tokens <= 16 ? 1.0 : 0.0;
+  return coef[0] + coef[1] * tokens + coef[2] * small + coef[3] * small * tokens + coef[4] * std::max(0.0, tokens - knee);
+}
+
+// A least absolute relative error fit of `y` over the grid's token counts with features
+// features(tokens, knee), the knee searched among the grid's inner token counts by the median
+// error; writes the best knee and coefficients and returns their residuals.
+template <class Features>
+ComponentResidual fit_with_knee(const char* name, const std::vector<double>& tokens, const std::vector<double>& y,
+                                std::size_t terms, Features features, double& knee_out, std::vector<double>& coef_out) {
+  Samples s;
+  s.y = y;
+  s.x.resize(tokens.size());
+  ComponentResidual best;
+  best.median_abs_rel_error = std::numeric_limits<double>::infinity();
+  knee_out = tokens.back();
+  for (const double knee : tokens) {
+    if (knee <= tokens.front() || knee >= tokens.back()) continue;
+    for (std::size_t i = 0; i < tokens.size(); ++i) s.x[i] = features(tokens[i], knee);
+    const auto coef = weighted_fit(s, terms, kL1Rounds);
+    const auto res = summarise(name, s, coef);
+    if (res.median_abs_rel_error < best.median_abs_rel_error) {
+      best = res;
+      knee_out = knee;
+      coef_out = coef;
+    }
+  }
+  return best;
+}
+
 double dense_layer_us(const ProfileBundle& b, double tokens) {
   double t = 0;
-  for (const auto& op : dense_layer_ops()) t += op.count * b.dense_op(op.name).at(tokens);
+  for (const auto& op : b.layer_ops) t += op.count * b.dense_op(op.name).at(tokens);
   return t;
 }
+
 
 double dense_step_us(const ProfileBundle& b, double tokens) {
   double t = 0;
@@ -270,14 +235,19 @@ void check_params(const FittedCoefficients& c, const ModelSpec& m, const Profile
 }  // namespace
 
 std::vector<double> attention_features(const BatchShape& batch, double decode_wave,
-                                       double prefill_wave_tokens) {
+                                       double prefill_wave_tokens, double split_decodes) {
   std::vector<double> f(kAttentionTerms, 0.0);
-  attention_features(batch, decode_wave, prefill_wave_tokens, std::span<double, kAttentionTerms>(f));
+  attention_features(batch, decode_wave, prefill_wave_tokens, split_decodes, std::span<double, kAttentionTerms>(f));
   return f;
 }
 
+std::vector<double> dense_step_features(double tokens, double knee) {
+  const double small = tokens <= 16 ? 1.0 : 0.0;
+  return {1.0, tokens, small, small * tokens, std::max(0.0, tokens - knee)};
+}
+
 void attention_features(const BatchShape& batch, double decode_wave, double prefill_wave_tokens,
-                        std::span<double, kAttentionTerms> f) {
+                        double split_decodes, std::span<double, kAttentionTerms> f) {
   std::fill(f.begin(), f.end(), 0.0);
   double ctx_sum = 0;
   double ctx_max = 0;
@@ -310,6 +280,60 @@ void attention_features(const BatchShape& batch, double decode_wave, double pref
   f[7] = longest;
   f[8] = n * n * ctx_mean;
   f[13] = ctx_sum;
+  f[14] = n * f[1];
+  f[15] = n >= split_decodes ? ctx_mean : 0.0;
+}
+
+std::vector<double> model_shape_of(const ModelSpec& m) {
+  return {static_cast<double>(m.num_layers),          static_cast<double>(m.hidden_size),
+          static_cast<double>(m.num_attention_heads), static_cast<double>(m.num_kv_heads),
+          static_cast<double>(m.head_dim),            static_cast<double>(m.mlp_layers() > 0 ? m.intermediate_size : 0),
+          static_cast<double>(m.vocab_size),          static_cast<double>(m.num_experts),
+          static_cast<double>(m.num_experts_per_tok), static_cast<double>(m.moe_intermediate_size)};
+}
+
+ModelSpec model_of_shape(const FittedCoefficients& c) {
+  if (c.model_shape.size() != kModelShapeFields) {
+    throw InputError(c.source_dir, 0, 0, "the fitted profile does not record the profiled model's shape; fit it again");
+  }
+  auto i = [&](std::size_t k) { return static_cast<int>(c.model_shape[k]); };
+  ModelSpec m;
+  m.name = c.model;
+  m.num_layers = i(0);
+  m.hidden_size = i(1);
+  m.num_attention_heads = i(2);
+  m.num_kv_heads = i(3);
+  m.head_dim = i(4);
+  m.intermediate_size = i(5);
+  m.vocab_size = i(6);
+  m.num_experts = i(7);
+  m.num_experts_per_tok = i(8);
+  m.moe_intermediate_size = i(9);
+  m.max_position_embeddings = 1;
+  m.num_params = params_from_shape(m);
+  return m;
+}
+
+bool shape_matches(const FittedCoefficients& c, const ModelSpec& m, std::string* why) {
+  static const char* names[kModelShapeFields] = {"num_layers", "hidden_size", "num_attention_heads", "num_kv_heads",
+                                                 "head_dim", "intermediate_size", "vocab_size", "num_experts",
+                                                 "num_experts_per_tok", "moe_intermediate_size"};
+  if (c.model_shape.size() != kModelShapeFields) {
+    if (why != nullptr) *why = "the fitted profile does not record the profiled model's shape";
+    return false;
+  }
+  const auto shape = model_shape_of(m);
+  for (std::size_t i = 1; i < kModelShapeFields; ++i) {  // num_layers may differ
+    if (shape[i] != c.model_shape[i]) {
+      if (why != nullptr) {
+        std::ostringstream os;
+        os << names[i] << " " << shape[i] << " against " << c.model_shape[i] << " profiled";
+        *why = os.str();
+      }
+      return false;
+    }
+  }
+  return true;
 }
 
 FitReport fit_profile(const ProfileBundle& bundle, const ModelSpec& model) {
@@ -322,50 +346,31 @@ FitReport fit_profile(const ProfileBundle& bundle, const ModelSpec& model) {
   c.vllm_version = bundle.meta.vllm_version;
   c.profiled_at = bundle.meta.profiled_at;
   c.attribution = bundle.attribution;
+  c.tensor_parallel_size = bundle.tensor_parallel_size;
+  c.dense_layer_kernels = bundle.layer_kernels();
+  c.model_shape = model_shape_of(model);
   c.launch_floor_us = std::numeric_limits<double>::infinity();
-  for (const auto& op : dense_layer_ops()) {
+  for (const auto& op : bundle.layer_ops) {
     c.launch_floor_us = std::min(c.launch_floor_us, bundle.dense_op(op.name).y.front());
   }
   for (const auto& op : dense_step_ops()) {
     c.launch_floor_us = std::min(c.launch_floor_us, bundle.dense_op(op).y.front());
   }
 
-  // Dense per layer: the knee is searched over the grid's token counts by the smallest
-  // squared relative error.
-  const auto& tokens = bundle.dense_op(dense_layer_ops().front().name).x;
-  Samples dense;
+  // Dense per layer: the knee is searched over the grid's token counts by the median error of
+  // the least absolute relative error fit.
+  const auto& tokens = bundle.dense_op("qkv_proj").x;
+  std::vector<double> layer_us;
+  std::vector<double> step_us;
   for (const double t : tokens) {
-    dense.x.push_back({});
-    dense.y.push_back(dense_layer_us(bundle, t));
+    layer_us.push_back(dense_layer_us(bundle, t));
+    step_us.push_back(dense_step_us(bundle, t));
   }
-  double best_cost = std::numeric_limits<double>::infinity();
-  c.dense_knee_tokens = tokens.back();
-  for (const double knee : tokens) {
-    if (knee <= tokens.front() || knee >= tokens.back()) continue;
-    for (std::size_t i = 0; i < tokens.size(); ++i) {
-      dense.x[i] = dense_layer_features(tokens[i], knee);
-    }
-    const auto coef = weighted_fit(dense, kDenseLayerTerms);
-    double cost = 0;
-    for (const double e : relative_errors(dense, coef)) cost += e * e;
-    if (cost < best_cost) {
-      best_cost = cost;
-      c.dense_knee_tokens = knee;
-    }
-  }
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    dense.x[i] = dense_layer_features(tokens[i], c.dense_knee_tokens);
-  }
-  c.dense_layer_us = weighted_fit(dense, kDenseLayerTerms);
-  rep.residuals.push_back(summarise("dense_layer", dense, c.dense_layer_us));
-
-  Samples step;
-  for (const double t : tokens) {
-    step.x.push_back({1.0, t});
-    step.y.push_back(dense_step_us(bundle, t));
-  }
-  c.dense_step_us = weighted_fit(step, kDenseStepTerms);
-  rep.residuals.push_back(summarise("dense_step", step, c.dense_step_us));
+  rep.residuals.push_back(fit_with_knee("dense_layer", tokens, layer_us, kDenseLayerTerms, dense_layer_features,
+                                        c.dense_knee_tokens, c.dense_layer_us));
+  // Dense per step, alike (the small ops are noisy: a few points far off must not pull the rest).
+  rep.residuals.push_back(fit_with_knee("dense_step", tokens, step_us, kDenseStepTerms, dense_step_features,
+                                        c.dense_step_knee_tokens, c.dense_step_us));
 
   // Attention: the wave widths are searched like the dense knee, by the median error.
   std::vector<BatchShape> batches;
@@ -381,20 +386,31 @@ FitReport fit_profile(const ProfileBundle& bundle, const ModelSpec& model) {
   best_attn.median_abs_rel_error = std::numeric_limits<double>::infinity();
   for (const double dw : {1.0, 2.0, 4.0, 8.0}) {
     for (const double pw : {64.0, 128.0, 256.0, 512.0}) {
-      Samples attn;
-      attn.y = attn_y;
-      for (const auto& b : batches) attn.x.push_back(attention_features(b, dw, pw));
-      const auto coef = weighted_fit(attn, kAttentionTerms, kL1Rounds, kTrim);
-      const auto res = summarise("attention_layer", attn, coef);
-      if (res.median_abs_rel_error < best_attn.median_abs_rel_error) {
-        best_attn = res;
-        c.attention_decode_wave = dw;
-        c.attention_prefill_wave_tokens = pw;
-        c.attention_layer_us = coef;
+      for (const double ns : {16.0, 32.0, 64.0}) {
+        Samples attn;
+        attn.y = attn_y;
+        for (const auto& b : batches) attn.x.push_back(attention_features(b, dw, pw, ns));
+        const auto coef = weighted_fit(attn, kAttentionTerms, kL1Rounds, kTrim);
+        const auto res = summarise("attention_layer", attn, coef);
+        if (res.median_abs_rel_error < best_attn.median_abs_rel_error) {
+          best_attn = res;
+          c.attention_decode_wave = dw;
+          c.attention_prefill_wave_tokens = pw;
+          c.attention_split_decodes = ns;
+          c.attention_layer_us = coef;
+        }
       }
     }
   }
   rep.residuals.push_back(best_attn);
+
+  // MoE block (models/moe_block.hpp).
+  if (bundle.has_moe()) {
+    const MoeBlockFit moe = fit_moe_block(bundle.moe);
+    c.moe_layer_us = moe.us;
+    c.moe_experts_per_wave = moe.experts_per_wave;
+    rep.residuals.push_back(ComponentResidual{"moe_layer", moe.points, moe.median_abs_rel_error, moe.max_abs_rel_error});
+  }
 
   Samples seq;
   for (const double s : bundle.per_sequence_op("lm_head").x) {
@@ -405,6 +421,47 @@ FitReport fit_profile(const ProfileBundle& bundle, const ModelSpec& model) {
   c.per_sequence_us = weighted_fit(seq, kPerSequenceTerms);
   rep.residuals.push_back(summarise("per_sequence", seq, c.per_sequence_us));
   return rep;
+}
+
+std::vector<ComponentResidual> evaluate_fit(const FittedCoefficients& c, const ProfileBundle& bundle) {
+  std::vector<ComponentResidual> out;
+  const auto& tokens = bundle.dense_op("qkv_proj").x;
+  Samples dense;
+  Samples step;
+  for (const double t : tokens) {
+    dense.x.push_back(dense_layer_features(t, c.dense_knee_tokens));
+    dense.y.push_back(dense_layer_us(bundle, t));
+    step.x.push_back(dense_step_features(t, c.dense_step_knee_tokens));
+    step.y.push_back(dense_step_us(bundle, t));
+  }
+  out.push_back(summarise("dense_layer", dense, c.dense_layer_us));
+  out.push_back(summarise("dense_step", step, c.dense_step_us));
+  Samples attn;
+  for (const auto& p : bundle.attention) {
+    BatchShape batch;
+    if (p.prefill_chunk > 0) batch.prefills.push_back(PrefillChunk{p.prefill_chunk, p.kv_prefill});
+    batch.decode_contexts.assign(static_cast<std::size_t>(p.n_decode), p.kv_decode);
+    attn.x.push_back(attention_features(batch, c.attention_decode_wave, c.attention_prefill_wave_tokens,
+                                        c.attention_split_decodes));
+    attn.y.push_back(p.time_us);
+  }
+  out.push_back(summarise("attention_layer", attn, c.attention_layer_us));
+  if (bundle.has_moe() && !c.moe_layer_us.empty()) {
+    Samples moe;
+    for (const auto& p : bundle.moe) {
+      moe.x.push_back(moe_block_features(static_cast<double>(p.tokens), static_cast<double>(p.activated_experts),
+                                         c.moe_experts_per_wave));
+      moe.y.push_back(p.time_us);
+    }
+    out.push_back(summarise("moe_layer", moe, c.moe_layer_us));
+  }
+  Samples seq;
+  for (const double s : bundle.per_sequence_op("lm_head").x) {
+    seq.x.push_back({1.0, s});
+    seq.y.push_back(bundle.per_sequence_op("lm_head").at(s) + bundle.per_sequence_op("sampler").at(s));
+  }
+  out.push_back(summarise("per_sequence", seq, c.per_sequence_us));
+  return out;
 }
 
 std::string write_fitted_yaml(const FittedCoefficients& c) {
@@ -420,18 +477,40 @@ std::string write_fitted_yaml(const FittedCoefficients& c) {
      << "dense_knee_tokens: " << format_double(c.dense_knee_tokens) << "\n"
      << "# a0 + a1 T + a2 max(0, T128 - knee) + a3 max(0, T256 - knee), per layer\n"
      << "dense_layer_us: " << format_list(c.dense_layer_us) << "\n"
-     << "# b0 + b1 T, per step (embedding, final_layernorm)\n"
+     << "# b0 + b1 T + b2 [T <= 16] + b3 [T <= 16] T + b4 max(0, T - knee), per step (embedding,\n"
+     << "# final_layernorm)\n"
+     << "dense_step_knee_tokens: " << format_double(c.dense_step_knee_tokens) << "\n"
      << "dense_step_us: " << format_list(c.dense_step_us) << "\n"
      << "attention_decode_wave: " << format_double(c.attention_decode_wave) << "\n"
      << "attention_prefill_wave_tokens: " << format_double(c.attention_prefill_wave_tokens) << "\n"
-     << "# e0..e8, e13 with a prefill (1, new, pairs, cached, decodes, decode waves x mean\n"
+     << "attention_split_decodes: " << format_double(c.attention_split_decodes) << "\n"
+     << "# e0..e8, e13..e15 with a prefill (1, new, pairs, cached, decodes, decode waves x mean\n"
      << "# context, prefill waves x (cached + new / 2), longest context, decodes^2 x mean "
         "context,\n"
-     << "# sum of contexts); e9..e12 decode only (1, decodes, sum of contexts, longest context);\n"
-     << "# per layer\n"
+     << "# sum of contexts, decodes x new, [decodes >= split] x mean context); e9..e12 decode only\n"
+     << "# (1, decodes, sum of contexts, longest context); per layer\n"
      << "attention_layer_us: " << format_list(c.attention_layer_us) << "\n"
      << "# c0 + c1 S, per step (lm_head, sampler)\n"
-     << "per_sequence_us: " << format_list(c.per_sequence_us) << "\n";
+     << "per_sequence_us: " << format_list(c.per_sequence_us) << "\n"
+     << "# tensor-parallel degree of the tables (each GPU's shard); dense kernels per layer\n"
+     << "tensor_parallel_size: " << c.tensor_parallel_size << "\n"
+     << "dense_layer_kernels: " << format_double(c.dense_layer_kernels) << "\n";
+  if (!c.gpu_preset.empty()) os << "gpu_preset: " << quote(c.gpu_preset) << "\n";
+  if (!c.gpu_figures.empty()) {
+    os << "# memory_bandwidth (B/s), bf16_dense and fp8_dense (FLOP/s) of the profiled GPU\n"
+       << "gpu_figures: " << format_list(c.gpu_figures) << "\n";
+  }
+  if (!c.model_shape.empty()) {
+    os << "# num_layers, hidden, heads, kv_heads, head_dim, intermediate, vocab, experts, top_k,\n"
+       << "# moe_intermediate of the profiled model\n"
+       << "model_shape: " << format_list(c.model_shape) << "\n";
+  }
+  if (!c.moe_layer_us.empty()) {
+    os << "# m0 + m1 E + m2 T + m3 ceil(E / experts_per_wave), per MoE layer\n"
+       << "moe_layer_us: " << format_list(c.moe_layer_us) << "\n"
+       << "moe_experts_per_wave: " << format_double(c.moe_experts_per_wave) << "\n"
+       << "moe_kernels: " << format_double(c.moe_kernels) << "\n";
+  }
   if (c.offload_tier) {
     os << "# offload tier load path: latency_us + bytes / load_bytes_per_s (kvsim probe "
           "--offload)\n"
@@ -455,6 +534,15 @@ FittedCoefficients read_fitted_yaml(const std::string& text, const std::string& 
     return
         [&dst, n, &f](const std::string& v, int l, int col) { dst = parse_list(v, n, f, l, col); };
   };
+  // A list of n numbers, or of the legacy length (the later terms read as 0).
+  auto list_or_legacy = [&](std::vector<double>& dst, std::size_t n, std::size_t legacy) -> Setter {
+    return [&dst, n, legacy, &f](const std::string& v, int l, int col) {
+      const std::string t = strip(v);
+      const auto items = static_cast<std::size_t>(std::count(t.begin(), t.end(), ',')) + 1;
+      dst = parse_list(v, items == legacy ? legacy : n, f, l, col);
+      dst.resize(n, 0.0);
+    };
+  };
   const std::map<std::string, Setter> keys = {
       {"source_dir", str(c.source_dir)},
       {"model", str(c.model)},
@@ -467,13 +555,32 @@ FittedCoefficients read_fitted_yaml(const std::string& text, const std::string& 
       {"attention_decode_wave", num(c.attention_decode_wave)},
       {"attention_prefill_wave_tokens", num(c.attention_prefill_wave_tokens)},
       {"dense_layer_us", list(c.dense_layer_us, kDenseLayerTerms)},
-      {"dense_step_us", list(c.dense_step_us, kDenseStepTerms)},
-      {"attention_layer_us", list(c.attention_layer_us, kAttentionTerms)},
+      {"dense_step_us", list_or_legacy(c.dense_step_us, kDenseStepTerms, kLegacyDenseStepTerms)},
+      {"attention_layer_us", list_or_legacy(c.attention_layer_us, kAttentionTerms, kLegacyAttentionTerms)},
+      {"dense_step_knee_tokens", num(c.dense_step_knee_tokens)},
+      {"attention_split_decodes", num(c.attention_split_decodes)},
       {"per_sequence_us", list(c.per_sequence_us, kPerSequenceTerms)},
       {"offload_tier", [&c, &f](const std::string& v, int l,
                                 int col) { c.offload_tier = parse_tier(v, f, l, col); }},
+      {"tensor_parallel_size",
+       [&c, &f](const std::string& v, int l, int col) {
+         const double tp = parse_double(v, f, l, col);
+         if (!(tp >= 1 && tp <= 64) || std::floor(tp) != tp) {
+           throw InputError(f, l, col, "tensor_parallel_size must be a whole number from 1 to 64");
+         }
+         c.tensor_parallel_size = static_cast<int>(tp);
+       }},
+      {"dense_layer_kernels", num(c.dense_layer_kernels)},
+      {"model_shape", list(c.model_shape, kModelShapeFields)},
+      {"moe_layer_us", list(c.moe_layer_us, kMoeTerms)},
+      {"moe_experts_per_wave", num(c.moe_experts_per_wave)},
+      {"moe_kernels", num(c.moe_kernels)},
+      {"gpu_preset", str(c.gpu_preset)},
+      {"gpu_figures", list(c.gpu_figures, kGpuFigureFields)},
   };
-  const std::set<std::string> optional_keys = {"offload_tier"};
+  const std::set<std::string> optional_keys = {"dense_step_knee_tokens", "attention_split_decodes", "offload_tier",         "tensor_parallel_size", "dense_layer_kernels",
+                                               "model_shape",          "moe_layer_us",         "moe_experts_per_wave",
+                                               "moe_kernels",          "gpu_preset",           "gpu_figures"};
   std::map<std::string, int> seen;
   std::istringstream in(text);
   std::string line;
@@ -516,19 +623,30 @@ FittedCoefficients load_fitted_yaml(const std::string& path) {
   return read_fitted_yaml(ss.str(), path);
 }
 
-FittedModel::FittedModel(FittedCoefficients coefficients, ModelSpec model, ProfileParams params)
-    : c_(std::move(coefficients)), model_(std::move(model)), params_(std::move(params)), work_(model_) {
+FittedModel::FittedModel(FittedCoefficients coefficients, ModelSpec model, ProfileParams params, MoeLayout moe)
+    : c_(std::move(coefficients)), model_(std::move(model)), params_(std::move(params)), work_(model_), moe_(moe) {
   check_params(c_, model_, params_);
-  double per_layer = 0;
-  for (const auto& op : dense_layer_ops()) per_layer += op.count;
-  decode_dense_kernels_ = model_.num_layers * per_layer + static_cast<double>(dense_step_ops().size());
+  if (model_.is_moe() && c_.moe_layer_us.empty()) {
+    throw InputError("", 0, 0,
+                     "fitted model: " + model_.name +
+                         " is a mixture-of-experts model and the fitted profile has no MoE block "
+                         "(fit a bundle with a moe.csv)");
+  }
+  if (!(c_.moe_experts_per_wave >= 1) || !(c_.moe_kernels >= 0) || !(c_.dense_layer_kernels >= 0)) {
+    throw InputError("", 0, 0, "fitted model: moe_experts_per_wave must be >= 1 and kernel counts >= 0");
+  }
+  decode_dense_kernels_ = model_.num_layers * c_.dense_layer_kernels + static_cast<double>(dense_step_ops().size());
+}
+
+double FittedModel::moe_layer_us(double tokens) const {
+  return models::moe_layer_us(c_.moe_layer_us, c_.moe_experts_per_wave, model_, moe_, tokens);
 }
 
 double FittedModel::attention_layer_us(const BatchShape& batch) const {
   if (batch.empty()) return 0;
   // Once per engine step: features in a local array, no allocation.
   std::array<double, kAttentionTerms> f{};
-  attention_features(batch, c_.attention_decode_wave, c_.attention_prefill_wave_tokens, f);
+  attention_features(batch, c_.attention_decode_wave, c_.attention_prefill_wave_tokens, c_.attention_split_decodes, f);
   double us = 0;
   for (std::size_t i = 0; i < kAttentionTerms; ++i) us += f[i] * c_.attention_layer_us[i];
   return std::max(0.0, us);
@@ -541,7 +659,7 @@ StepBreakdown FittedModel::step_time(const BatchShape& batch) const {
   const double seqs = static_cast<double>(batch.num_sequences());
   const double layers = model_.num_layers;
   double dense_us = layers * std::max(0.0, dense_layer_dot(tokens, c_.dense_knee_tokens, c_.dense_layer_us)) +
-                    std::max(0.0, c_.dense_step_us[0] + c_.dense_step_us[1] * tokens);
+                    std::max(0.0, dense_step_dot(tokens, c_.dense_step_knee_tokens, c_.dense_step_us));
   const bool decode_only = batch.prefills.empty();
   double attn_us = 0;
   double pairs = 0;
@@ -563,13 +681,18 @@ StepBreakdown FittedModel::step_time(const BatchShape& batch) const {
     us += pairs * c_.attention_layer_us[11];
     us += ctx_max * c_.attention_layer_us[12];
     attn_us = layers * std::max(0.0, us);
-    const double removed = params_.cuda_graph_decode_factor * c_.launch_floor_us;
-    dense_us = std::max(0.0, dense_us - removed * decode_dense_kernels_);
-    attn_us = std::max(0.0, attn_us - removed * layers);
   } else {
     attn_us = layers * attention_layer_us(batch);
   }
+  double moe_us = model_.is_moe() ? model_.moe_layers() * moe_layer_us(tokens) : 0.0;
+  if (decode_only) {
+    const double removed = params_.cuda_graph_decode_factor * c_.launch_floor_us;
+    dense_us = std::max(0.0, dense_us - removed * decode_dense_kernels_);
+    if (params_.full_cuda_graphs) attn_us = std::max(0.0, attn_us - removed * layers);
+    moe_us = std::max(0.0, moe_us - removed * c_.moe_kernels * model_.moe_layers());
+  }
   b.dense_s = dense_us * kUsToS;
+  b.moe_s = moe_us * kUsToS;
   b.attention_s = attn_us * kUsToS;
   b.lm_head_s = std::max(0.0, c_.per_sequence_us[0] + c_.per_sequence_us[1] * seqs) * kUsToS;
   b.gpu_overhead_s = params_.gpu_step_overhead_us * kUsToS;
@@ -581,7 +704,8 @@ StepBreakdown FittedModel::step_time(const BatchShape& batch) const {
 
 std::string FittedModel::describe() const {
   std::ostringstream os;
-  os << "fitted(" << model_.name << ", from " << c_.source_dir << ", " << c_.gpu << ", vLLM "
+  os << "fitted(" << model_.name << ", from " << c_.source_dir << ", " << c_.gpu << ", TP "
+     << c_.tensor_parallel_size << ", vLLM "
      << c_.vllm_version << ", cuda_graph_decode_factor=" << params_.cuda_graph_decode_factor
      << ", gpu_step_overhead_us=" << params_.gpu_step_overhead_us
      << ", step_overhead_us=" << params_.step_overhead_us << ")";

@@ -5,14 +5,20 @@
 // microseconds per unit of their feature; step times come out in seconds.
 //
 //   Let T = new tokens of the step, S = sequences, L = ModelSpec::num_layers.
-//   dense per layer (2 x layernorm, qkv, rotary, o, gate_up, act, down), with T128 and T256 the
-//   tokens rounded up to multiples of 128 and 256:
+//   dense per layer (the bundle's layer ops: 2 x layernorm, qkv, rotary, o, gate_up, act, down
+//   for Llama; Qwen3 adds qk_norm; an MoE model has no gate_up, act, down: its MLP is the MoE
+//   block below), with T128 and T256 the tokens rounded up to multiples of 128 and 256:
 //       a0 + a1 T + a2 max(0, T128 - K) + a3 max(0, T256 - K)
 //     a GEMM streams its weights whatever T is (the floor a0, a small slope a1 below the knee)
 //     and becomes compute-bound past the roofline ridge; there it computes whole tiles of
 //     tokens, so the profile climbs in steps at multiples of 128 and 256 tokens. K is chosen
-//     among the grid's token counts by the smallest squared relative error.
-//   dense per step (embedding + final_layernorm):  b0 + b1 T
+//     among the grid's token counts by the smallest median error of the least absolute
+//     relative error fit (as the attention fit below, without trimming).
+//   dense per step (embedding + final_layernorm):
+//       b0 + b1 T + b2 [T <= 16] + b3 [T <= 16] T + b4 max(0, T - Ks)
+//     vLLM's embedding lookup runs another kernel up to 16 tokens (both measured GPUs: 3.1 us
+//     at 1 token rising to 6.6 us at 16, 2.9 us at 20 on the RTX PRO 6000), and the final norm
+//     turns bandwidth-bound past a knee Ks (searched like K).
 //   attention per layer. The profile's attention kernel (FlashAttention varlen in vLLM) runs
 //   one thread block per query block and head, each streaming its sequence's whole KV, so the
 //   kernel time is set by waves of blocks over the SMs and by the longest sequence, not by the
@@ -20,19 +26,24 @@
 //   m = D / n; chunks of `new` tokens over `cached`):
 //       e0 + e1 sum new + e2 sum pairs + e3 sum cached + e4 n + e5 ceil(n / Wd) m
 //          + e6 sum ceil(new / Wp) (cached + new / 2) + e7 longest context + e8 n^2 m + e13 D
+//          + e14 n sum new + e15 [n >= Ns] m
 //     (launch; K/V writes; causal query-key pairs new x cached + new (new + 1) / 2;
 //     cached-context reads; per-decode blocks; decode waves of Wd decodes; prefill waves of Wp
 //     new tokens; the longest sequence's stream; KV traffic beyond the L2 cache when many
-//     decodes stream at once; the decodes' KV bytes). Decode-only steps (vLLM's split-KV decode
-//     path) have their own terms:
+//     decodes stream at once; the decodes' KV bytes; the prefill's query blocks scheduled
+//     against the decodes' blocks; the kernel's split of the decodes' KV, which changes at Ns
+//     decodes). Decode-only steps (vLLM's split-KV decode path) have their own terms:
 //       e9 + e10 n + e11 D + e12 longest context
-//     Wd and Wp are chosen among {1, 2, 4, 8} decodes and {64, 128, 256, 512} tokens by the
-//     smallest median error.
+//     Wd, Wp and Ns are chosen among {1, 2, 4, 8} decodes, {64, 128, 256, 512} tokens and
+//     {16, 32, 64} decodes by the smallest median error (profiles fitted before e14 and e15
+//     existed read with both 0).
 //     The attention fit is a trimmed least absolute relative error fit: iteratively reweighted
 //     least squares (weights 1 / |relative error|), and half-way the 10 % worst points are left
 //     out. The table holds steps from kernel-tile and split choices (9.4 -> 13.0 us from 64 to
 //     128 tokens of context) and a cliff at 128 decodes of >= 2k context that no smooth model
 //     follows; a squared-error fit lets them pull every other point.
+//   MoE block per MoE layer (router, top-k and the fused experts; a bundle's moe.csv):
+//       m0 + m1 E + m2 T + m3 ceil(E / We)            (models/moe_block.hpp)
 //   lm_head + sampler per step:  c0 + c1 S
 //   CUDA graphs, gpu_overhead and overhead: as in models/profile_model.hpp (the eager
 //   per-kernel floor is stored with the coefficients).
@@ -46,6 +57,7 @@
 #include "kvsim/models/compute_model.hpp"
 #include "kvsim/models/compute_spec.hpp"
 #include "kvsim/models/model_spec.hpp"
+#include "kvsim/models/moe_block.hpp"
 #include "kvsim/models/profile_bundle.hpp"
 #include "kvsim/models/profile_model.hpp"
 
@@ -71,10 +83,26 @@ struct FittedCoefficients {
   double dense_knee_tokens = 0;                // K
   double attention_decode_wave = 4;            // Wd, decodes per wave
   double attention_prefill_wave_tokens = 512;  // Wp, new tokens per wave
+  double attention_split_decodes = 32;         // Ns
+  double dense_step_knee_tokens = 1e12;        // Ks (older files: no knee)
   std::vector<double> dense_layer_us;          // a0..a3
-  std::vector<double> dense_step_us;           // b0..b1
-  std::vector<double> attention_layer_us;      // e0..e13
+  std::vector<double> dense_step_us;           // b0..b4
+  std::vector<double> attention_layer_us;      // e0..e15
   std::vector<double> per_sequence_us;         // c0..c1
+  // Optional (older files lack them; the defaults are the RTX 4090 Llama bundle's):
+  int tensor_parallel_size = 1;    // the degree of the tables fitted (each GPU's shard)
+  double dense_layer_kernels = 8;  // dense kernels per layer (the bundle's layer ops)
+  // The model the bundle measured: num_layers, hidden, heads, kv_heads, head_dim,
+  // intermediate, vocab, experts, top_k, moe_intermediate (empty: not recorded).
+  std::vector<double> model_shape;
+  // The profiled GPU: its catalog name and memory_bandwidth (B/s), bf16_dense and fp8_dense
+  // (FLOP/s) as the catalog gives them (empty: not recorded). A profile used on another GPU is
+  // rescaled by the roofline ratio of the two GPUs' figures.
+  std::string gpu_preset;
+  std::vector<double> gpu_figures;
+  std::vector<double> moe_layer_us;  // m0..m3; empty: no MoE block
+  double moe_experts_per_wave = 16;  // We
+  double moe_kernels = kMoeBlockKernels;  // kernels of the MoE block (CUDA-graph correction)
   // Optional section `offload_tier: {load_bytes_per_s: R, latency_us: L}`: the measured tier.
   // The step-time model does not use it; it travels with the deployment's profile (a
   // simulation takes its tier rates from the scenario's hardware, docs/calibration.md).
@@ -97,20 +125,43 @@ struct FitReport {
 
 // Number of coefficients of each component.
 inline constexpr std::size_t kDenseLayerTerms = 4;
-inline constexpr std::size_t kDenseStepTerms = 2;
-inline constexpr std::size_t kAttentionTerms = 14;
+inline constexpr std::size_t kDenseStepTerms = 5;
+inline constexpr std::size_t kAttentionTerms = 16;
+// Earlier files' list lengths, read with the later terms 0.
+inline constexpr std::size_t kLegacyDenseStepTerms = 2;
+inline constexpr std::size_t kLegacyAttentionTerms = 14;
 inline constexpr std::size_t kPerSequenceTerms = 2;
+inline constexpr std::size_t kModelShapeFields = 10;
+inline constexpr std::size_t kGpuFigureFields = 3;
 
-// The attention features e0..e13 of a non-empty batch (equation above).
+// A model of the shape a fitted profile records (the parameters derived from it); throws
+// InputError when the profile records none.
+ModelSpec model_of_shape(const FittedCoefficients& c);
+
+// The model_shape list of a model (FittedCoefficients::model_shape's order).
+std::vector<double> model_shape_of(const ModelSpec& m);
+// True when a fitted profile's per-layer coefficients apply to `m`: the same shape (the number
+// of layers may differ: coefficients are per layer). `why` names the first difference.
+bool shape_matches(const FittedCoefficients& c, const ModelSpec& m, std::string* why = nullptr);
+
+// The attention features e0..e15 of a non-empty batch (equation above).
 std::vector<double> attention_features(const BatchShape& batch, double decode_wave,
-                                       double prefill_wave_tokens);
+                                       double prefill_wave_tokens, double split_decodes);
 // The same, written into `f` (no allocation; the engine calls it once per step).
 void attention_features(const BatchShape& batch, double decode_wave, double prefill_wave_tokens,
-                        std::span<double, kAttentionTerms> f);
+                        double split_decodes, std::span<double, kAttentionTerms> f);
+// The dense-per-step features b0..b4 (equation above).
+std::vector<double> dense_step_features(double tokens, double knee);
 
-// Fits every component to the bundle's grid points. The model supplies nothing the fit needs
-// beyond validation (num_layers > 0); the coefficients are per layer or per step.
+// Fits every component to the bundle's grid points. The model supplies its shape (recorded in
+// the coefficients) and validation (num_layers > 0); the coefficients are per layer or per
+// step. An MoE block is fitted when the bundle has a moe.csv.
 FitReport fit_profile(const ProfileBundle& bundle, const ModelSpec& model);
+
+// The residuals of fitted coefficients against a bundle's tables (the same components, points
+// and errors fit_profile reports), without fitting: `kvsim calibrate --residuals`. The MoE block
+// is checked only when both have one.
+std::vector<ComponentResidual> evaluate_fit(const FittedCoefficients& c, const ProfileBundle& bundle);
 
 // The coefficients as a small YAML text (keys in a fixed order, numbers in shortest round-trip
 // form), and back. read throws InputError with file:line:col for an unknown key, a bad number,
@@ -126,7 +177,8 @@ class FittedModel final : public ComputeModel {
  public:
   // Throws InputError when num_layers is not positive, a coefficient list has the wrong length
   // or a parameter lies outside its range.
-  FittedModel(FittedCoefficients coefficients, ModelSpec model, ProfileParams params = {});
+  FittedModel(FittedCoefficients coefficients, ModelSpec model, ProfileParams params = {},
+              MoeLayout moe = {});
 
   StepBreakdown step_time(const BatchShape& batch) const override;
   std::string describe() const override;
@@ -141,6 +193,9 @@ class FittedModel final : public ComputeModel {
   ProfileParams params_;
   StepWorkTerms work_;
   double decode_dense_kernels_ = 0;  // kernel launches a decode-only step's CUDA graph saves
+  MoeLayout moe_;
+  // MoE block time of one layer (us) for a step of `tokens` tokens (equation above).
+  double moe_layer_us(double tokens) const;
 };
 
 }  // namespace kvsim::models

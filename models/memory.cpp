@@ -39,12 +39,23 @@ void check(std::vector<Diagnostic>& errors, bool ok, const char* path, const cha
 }  // namespace
 
 Bytes profile_forward_peak(const ModelSpec& model, std::int64_t tokens, bool eager_layout,
-                           int tensor_parallel_size) {
+                           int tensor_parallel_size, int expert_parallel_size) {
   const double hidden_buffers = eager_layout ? 3.0 : 2.0;
-  const int inter_per_gpu = model.intermediate_size / std::max(tensor_parallel_size, 1);
-  const double inter = inter_per_gpu;
+  const int tp = std::max(tensor_parallel_size, 1);
+  double per_token = 0;
+  const int inter_per_gpu = model.intermediate_size / tp;  // vLLM shards by whole columns
+  if (model.mlp_layers() > 0) per_token = 3.0 * inter_per_gpu;
+  if (model.is_moe()) {
+    // vllm/model_executor/layers/fused_moe/fused_moe.py fused_experts_impl: one workspace of
+    // tokens x top_k x max(2 x moe_inter, hidden) for the first GEMM's output and the second's,
+    // and tokens x top_k x moe_inter for the activation between them (per GPU: moe_inter / tp
+    // without expert parallelism).
+    const double mi = expert_parallel_size > 1 ? model.moe_intermediate_size : model.moe_intermediate_size / tp;
+    const double k = model.num_experts_per_tok;
+    per_token = std::max(per_token, k * (std::max(2.0 * mi, static_cast<double>(model.hidden_size)) + mi));
+  }
   return to_bytes(static_cast<double>(tokens) * kActivationBytes *
-                  (3.0 * inter + hidden_buffers * model.hidden_size));
+                  (per_token + hidden_buffers * model.hidden_size));
 }
 
 Bytes profile_sampler_peak(const ModelSpec& model, std::int64_t tokens, std::int64_t sequences,
@@ -56,7 +67,12 @@ Bytes profile_sampler_peak(const ModelSpec& model, std::int64_t tokens, std::int
       static_cast<double>(tokens + sequences) * model.hidden_size * kActivationBytes;
   double per_logit = kActivationBytes + kLogitBytes;  // BF16 logits and their FP32 upcast
   double buffer = 0;
-  if (profile == SamplerProfile::kV1TopKTopP) {
+  if (profile == SamplerProfile::kFlashInferTopKTopP) {
+    // vllm/v1/sample/ops/topk_topp_sampler.py forward_cuda with FlashInfer (on by default in
+    // 0.10 when installed): BF16 logits, the FP32 upcast, probabilities and FlashInfer's
+    // sampling workspace of one FP32 value per logit.
+    per_logit += kLogitBytes + kLogitBytes;
+  } else if (profile == SamplerProfile::kV1TopKTopP) {
     if (sequences >= kTritonTopKTopPMinRows) {
       per_logit += kLogitBytes + kLogitBytes;  // softmax probs, exponential q
       // topk_topp_triton.py: NUM_PROGRAMS = min(num_sms, S) programs; the cached buffer has
@@ -77,8 +93,8 @@ Bytes profile_sampler_peak(const ModelSpec& model, std::int64_t tokens, std::int
 
 Bytes profile_activation_peak(const ModelSpec& model, std::int64_t tokens, std::int64_t sequences,
                               bool eager_layout, SamplerProfile profile, int num_sms,
-                              int tensor_parallel_size) {
-  return std::max(profile_forward_peak(model, tokens, eager_layout, tensor_parallel_size),
+                              int tensor_parallel_size, int expert_parallel_size) {
+  return std::max(profile_forward_peak(model, tokens, eager_layout, tensor_parallel_size, expert_parallel_size),
                   profile_sampler_peak(model, tokens, sequences, profile, num_sms));
 }
 
@@ -93,8 +109,8 @@ Bytes rotary_cache_bytes(const ModelSpec& model) {
 
 }  // namespace
 
-Bytes weights_memory(const ModelSpec& model, int tensor_parallel_size) {
-  return weight_bytes_per_gpu(model, tensor_parallel_size) + rotary_cache_bytes(model);
+Bytes weights_memory(const ModelSpec& model, int tensor_parallel_size, int expert_parallel_size) {
+  return weight_bytes_per_gpu(model, tensor_parallel_size, expert_parallel_size) + rotary_cache_bytes(model);
 }
 
 MemoryBreakdown kv_capacity(const MemoryInputs& in) {
@@ -121,19 +137,21 @@ MemoryBreakdown kv_capacity(const MemoryInputs& in) {
   check(errors, in.kv_cache_memory.value >= 0, "engine.kv_cache_memory", "must not be negative");
   check(errors,
         m.num_layers > 0 && m.num_kv_heads > 0 && m.head_dim > 0 && m.hidden_size > 0 &&
-            m.intermediate_size > 0 && m.vocab_size > 0 && m.num_params > 0,
+            (m.intermediate_size > 0 || m.mlp_layers() == 0) && m.vocab_size > 0 && m.num_params > 0,
         "model", "layers, heads, sizes and num_params must be positive");
   check(errors, in.tensor_parallel_size >= 1, "engine.tensor_parallel_size", "must be at least 1");
+  check(errors, in.expert_parallel_size >= 1, "engine.data_parallel_size", "must be at least 1");
   if (!errors.empty()) throw InputError(std::move(errors));
   const int tp = in.tensor_parallel_size;
-  check_tensor_parallel(m, tp);
+  const int ep = m.is_moe() ? in.expert_parallel_size : 1;
+  check_tensor_parallel(m, tp, ep);
 
   MemoryBreakdown out;
   out.max_model_len = max_model_len;
   out.requested = Bytes{static_cast<std::int64_t>(
       std::ceil(in.total_memory.as_double() * in.gpu_memory_utilization))};  // vLLM rounds up
   out.rotary_cache = rotary_cache_bytes(m);
-  out.weights = weight_bytes_per_gpu(m, tp) + out.rotary_cache;
+  out.weights = weight_bytes_per_gpu(m, tp, ep) + out.rotary_cache;
 
   // The profile run: vLLM V1 gpu_model_runner.profile_run -> _dummy_run(max_num_tokens) with
   // min(max_num_tokens, max_num_seqs) requests, then _dummy_sampler_run.
@@ -142,7 +160,7 @@ MemoryBreakdown kv_capacity(const MemoryInputs& in) {
                            : std::max(in.max_num_batched_tokens, max_model_len);
   out.profile_sequences = std::min(out.profile_tokens, in.max_num_seqs);
   const bool eager_layout = in.profile_rule == ProfileRule::kV0NoChunkedPrefill || in.enforce_eager;
-  out.forward_peak = profile_forward_peak(m, out.profile_tokens, eager_layout, tp);
+  out.forward_peak = profile_forward_peak(m, out.profile_tokens, eager_layout, tp, ep);
   out.sampler_peak = profile_sampler_peak(m, out.profile_tokens, out.profile_sequences,
                                           in.sampler_profile, in.gpu_num_sms);
   out.activation_peak = std::max(out.forward_peak, out.sampler_peak);
@@ -176,11 +194,16 @@ MemoryBreakdown kv_capacity(const MemoryInputs& in) {
   }
   e.push_back("requested = total " + gib(in.total_memory) + " x gpu_memory_utilization " +
               fixed(in.gpu_memory_utilization, 3) + " = " + gib(out.requested));
-  if (tp == 1 && (m.dtype == DType::kBf16 || m.dtype == DType::kFp16)) {
+  if (ep > 1) {
+    e.push_back("expert parallel " + std::to_string(ep) + ": each GPU holds " +
+                std::to_string(experts_per_gpu(m, ep)) + " of the " + std::to_string(m.num_experts) +
+                " experts of every MoE layer and a whole copy of everything else");
+  }
+  if (tp == 1 && ep == 1 && (m.dtype == DType::kBf16 || m.dtype == DType::kFp16)) {
     e.push_back("weights = " + std::to_string(m.num_params) + " params x " + dtype_name(m.dtype) +
                 " + rotary cache " + gib(out.rotary_cache) + " = " + gib(out.weights));
   } else {
-    e.push_back("weights = " + std::to_string(linear_params_per_gpu(m, tp)) + " linear params x " +
+    e.push_back("weights = " + std::to_string(linear_params_per_gpu(m, tp, ep)) + " linear params x " +
                 fixed(linear_bytes_per_param(m.dtype, m.quant_group_size), 4) + " B (" + dtype_name(m.dtype) +
                 (weight_only(m.dtype) ? ", group " + std::to_string(m.quant_group_size) : std::string()) + ") + " +
                 std::to_string(vocab_params_per_gpu(m, tp) + small_params(m)) +

@@ -33,6 +33,8 @@
 // max_model_len) in V0 without chunked prefill), then _dummy_sampler_run on the S last rows:
 //   activation_peak = max(forward, sampler)
 //   forward = T x act_bytes x (3 x intermediate + h x hidden)
+//       (an MoE model: T x act_bytes x (top_k x (max(2 x moe_inter, hidden) + moe_inter)
+//       + h x hidden), the fused-MoE kernel's workspaces, when larger)
 //       the MLP is the widest point of a layer: gate_up output (2 x intermediate), the SiLU-and-
 //       mul output (intermediate) and h hidden-sized tensors alive at once: the residual, the
 //       normalised MLP input and the down_proj output in eager PyTorch (h = 3); the compiled
@@ -82,6 +84,7 @@ enum class ProfileRule {
 enum class SamplerProfile {
   kV1TopKTopP,  // vLLM 0.19 V1 runner: top-k and top-p on every row, Triton path for S >= 8
   kLogitsOnly,  // the sampler skips top-k/top-p in the profile (V2 model runner)
+  kFlashInferTopKTopP,  // vLLM 0.10 with FlashInfer (its Docker image): b = 14, no buffer
 };
 
 // What vLLM's startup sizing depends on: the model, the GPU's memory and the engine arguments.
@@ -114,6 +117,9 @@ struct MemoryInputs {
   // 128 on the RTX 4090 (NVIDIA Ada Lovelace architecture whitepaper, AD102 as in the 4090).
   int gpu_num_sms = 128;
   int tensor_parallel_size = 1;              // GPUs of the replica (sizing is per GPU)
+  // GPUs the experts of an MoE model are split over (tensor_parallel_size x data_parallel_size
+  // with vLLM's --enable-expert-parallel; 1 without): weights per GPU hold experts / this.
+  int expert_parallel_size = 1;
   std::int64_t num_gpu_blocks_override = 0;  // > 0 replaces the derived block count
   Bytes kv_cache_memory{0};                  // > 0 replaces available_kv (--kv-cache-memory-bytes)
 };
@@ -152,15 +158,15 @@ MemoryBreakdown kv_capacity(const MemoryInputs& in);
 // The two candidates for the profile run's activation peak (the equations in the header
 // comment); the peak is the larger.
 Bytes profile_forward_peak(const ModelSpec& model, std::int64_t tokens, bool eager_layout,
-                           int tensor_parallel_size = 1);
+                           int tensor_parallel_size = 1, int expert_parallel_size = 1);
 Bytes profile_sampler_peak(const ModelSpec& model, std::int64_t tokens, std::int64_t sequences,
                            SamplerProfile profile, int num_sms);
 Bytes profile_activation_peak(const ModelSpec& model, std::int64_t tokens, std::int64_t sequences,
                               bool eager_layout, SamplerProfile profile, int num_sms,
-                              int tensor_parallel_size = 1);
+                              int tensor_parallel_size = 1, int expert_parallel_size = 1);
 
 // vLLM's model_memory_usage on one GPU of a k-way group: weight_bytes_per_gpu (num_params x 2 B
 // for BF16 at k = 1) plus the rotary cos/sin cache (max_position_embeddings x head_dim x 2 bytes).
-Bytes weights_memory(const ModelSpec& model, int tensor_parallel_size = 1);
+Bytes weights_memory(const ModelSpec& model, int tensor_parallel_size = 1, int expert_parallel_size = 1);
 
 }  // namespace kvsim::models

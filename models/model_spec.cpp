@@ -1,5 +1,6 @@
 #include "kvsim/models/model_spec.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kvsim/models/tensor_parallel.hpp"
@@ -51,9 +52,28 @@ std::int64_t ModelSpec::lm_head_params() const {
   return tie_word_embeddings ? 0 : embedding_params();
 }
 
+std::int64_t ModelSpec::expert_params() const {
+  return 3 * static_cast<std::int64_t>(hidden_size) * moe_intermediate_size;
+}
+
+std::int64_t ModelSpec::router_params() const {
+  const std::int64_t per_layer = static_cast<std::int64_t>(hidden_size) * num_experts +
+                                 (shared_expert_intermediate_size > 0 ? hidden_size : 0);
+  return moe_layers() * per_layer;
+}
+
 std::int64_t ModelSpec::dense_params() const {
   // The lm_head GEMM is vocab x hidden whether or not its weights are shared.
-  return num_params - 2 * embedding_params() + (tie_word_embeddings ? embedding_params() : 0);
+  const std::int64_t idle_experts =
+      is_moe() ? static_cast<std::int64_t>(moe_layers()) * (num_experts - num_experts_per_tok) * expert_params() : 0;
+  return num_params - 2 * embedding_params() + (tie_word_embeddings ? embedding_params() : 0) - idle_experts;
+}
+
+double expected_active_experts(double experts, double top_k, double tokens) {
+  if (experts <= 0 || top_k <= 0 || tokens <= 0) return 0;
+  const double k = std::min(top_k, experts);
+  const double e = experts * (1.0 - std::pow(1.0 - k / experts, tokens));
+  return std::min(e, std::min(experts, tokens * k));
 }
 
 std::int64_t params_from_shape(const ModelSpec& m) {
@@ -62,11 +82,14 @@ std::int64_t params_from_shape(const ModelSpec& m) {
   const std::int64_t kv = static_cast<std::int64_t>(m.num_kv_heads) * m.head_dim;
   const std::int64_t inter = m.intermediate_size;
   std::int64_t layer = h * q + 2 * h * kv + q * h  // q, k, v, o projections
-                       + 3 * h * inter             // gate, up, down
                        + 2 * h;                    // input and post-attention RMSNorm
   if (m.qkv_bias) layer += q + 2 * kv;
   if (m.qk_norm) layer += 2 * static_cast<std::int64_t>(m.head_dim);
-  return m.embedding_params() + m.num_layers * layer + h + m.lm_head_params();
+  const std::int64_t dense_mlp = 3 * h * inter;  // gate, up, down
+  const std::int64_t moe_mlp = m.num_experts * m.expert_params() +
+                               3 * h * m.shared_expert_intermediate_size;  // experts, shared expert
+  return m.embedding_params() + m.num_layers * layer + m.mlp_layers() * dense_mlp +
+         m.moe_layers() * moe_mlp + m.router_params() + h + m.lm_head_params();
 }
 
 }  // namespace kvsim::models

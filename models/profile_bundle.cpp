@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstddef>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -196,26 +197,22 @@ double ProfileBundle::skew_alpha() const {
 
 const ProfileCurve& ProfileBundle::dense_op(const std::string& op) const {
   const auto it = dense.find(op);
-  if (it == dense.end()) throw InputError(dir + "/dense.csv", 0, 0, "missing op '" + op + "'");
+  if (it == dense.end()) throw InputError(tables_dir + "/dense.csv", 0, 0, "missing op '" + op + "'");
   return it->second;
 }
 
 const ProfileCurve& ProfileBundle::per_sequence_op(const std::string& op) const {
   const auto it = per_sequence.find(op);
   if (it == per_sequence.end()) {
-    throw InputError(dir + "/per_sequence.csv", 0, 0, "missing op '" + op + "'");
+    throw InputError(tables_dir + "/per_sequence.csv", 0, 0, "missing op '" + op + "'");
   }
   return it->second;
 }
 
-const std::vector<DenseLayerOp>& dense_layer_ops() {
-  // The Llama decoder layer (HuggingFace modeling_llama.py LlamaDecoderLayer; vLLM
-  // model_executor/models/llama.py): input RMSNorm, qkv_proj, rotary embedding, attention,
-  // o_proj, post-attention RMSNorm, gate_up_proj, SiLU-and-mul, down_proj.
-  static const std::vector<DenseLayerOp> ops = {
-      {"layernorm", 2},    {"qkv_proj", 1}, {"rotary_emb", 1}, {"o_proj", 1},
-      {"gate_up_proj", 1}, {"act_fn", 1},   {"down_proj", 1}};
-  return ops;
+int ProfileBundle::layer_kernels() const {
+  int n = 0;
+  for (const auto& op : layer_ops) n += op.count;
+  return n;
 }
 
 const std::vector<std::string>& dense_step_ops() {
@@ -223,11 +220,71 @@ const std::vector<std::string>& dense_step_ops() {
   return ops;
 }
 
-ProfileBundle load_profile_bundle(const std::string& dir) {
-  ProfileBundle b;
-  b.dir = dir;
+std::vector<int> profile_bundle_degrees(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(fs::path(dir) / "dense.csv", ec)) return {1};
+  std::vector<int> out;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() < 3 || name.compare(0, 2, "tp") != 0) continue;
+    int tp = 0;
+    const auto res = std::from_chars(name.data() + 2, name.data() + name.size(), tp);
+    if (res.ec != std::errc{} || res.ptr != name.data() + name.size() || tp < 1) continue;
+    if (fs::exists(entry.path() / "dense.csv", ec)) out.push_back(tp);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
-  const auto meta = read_meta(dir + "/meta.yaml");
+ProfileBundle load_profile_bundle(const std::string& folder, int tensor_parallel_size) {
+  namespace fs = std::filesystem;
+  ProfileBundle b;
+  std::string dir = folder;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  // A tpN folder named directly: its parent is the bundle.
+  const std::string leaf = fs::path(dir).filename().string();
+  int named_tp = 0;
+  if (leaf.size() > 2 && leaf.compare(0, 2, "tp") == 0) {
+    const auto res = std::from_chars(leaf.data() + 2, leaf.data() + leaf.size(), named_tp);
+    if (res.ec != std::errc{} || res.ptr != leaf.data() + leaf.size()) named_tp = 0;
+  }
+  std::error_code ec;
+  if (named_tp > 0 && !fs::exists(fs::path(dir) / "meta.yaml", ec)) {
+    if (tensor_parallel_size > 0 && tensor_parallel_size != named_tp) {
+      throw InputError(dir, 0, 0,
+                       "holds the tables of tensor-parallel degree " + std::to_string(named_tp) +
+                           ", not " + std::to_string(tensor_parallel_size));
+    }
+    b.dir = fs::path(dir).parent_path().string();
+    b.tables_dir = dir;
+    b.tensor_parallel_size = named_tp;
+  } else {
+    b.dir = dir;
+    const auto degrees = profile_bundle_degrees(dir);
+    if (!fs::exists(fs::path(dir) / "meta.yaml", ec) && degrees.empty()) {
+      throw InputError(dir, 0, 0, "not a profile bundle: no meta.yaml and no dense.csv (nor tpN/ folders)");
+    }
+    std::string list;
+    for (const int d : degrees) list += (list.empty() ? "" : ", ") + std::to_string(d);
+    const bool flat = fs::exists(fs::path(dir) / "dense.csv", ec);
+    int tp = tensor_parallel_size;
+    if (tp == 0) {
+      if (degrees.size() > 1) {
+        throw InputError(dir, 0, 0, "holds tables for tensor-parallel degrees " + list + "; say which one");
+      }
+      tp = degrees.empty() ? 1 : degrees.front();
+    }
+    if (!degrees.empty() && std::find(degrees.begin(), degrees.end(), tp) == degrees.end()) {
+      throw InputError(dir, 0, 0, "has no tables for tensor-parallel degree " + std::to_string(tp) +
+                                      " (it holds " + list + ")");
+    }
+    b.tensor_parallel_size = tp;
+    b.tables_dir = flat ? dir : dir + "/tp" + std::to_string(tp);
+  }
+  const std::string tables = b.tables_dir;
+
+  const auto meta = read_meta(b.dir + "/meta.yaml");
   auto get = [&](const std::string& k) {
     const auto it = meta.find(k);
     return it == meta.end() ? std::string() : it->second;
@@ -238,16 +295,59 @@ ProfileBundle load_profile_bundle(const std::string& dir) {
   b.meta.profiled_at = get("profiled_at");
   b.meta.model = get("model");
   b.meta.variant = get("variant");
+  b.meta.architecture = get("architecture");
   b.meta.enforce_eager = get("engine_effective.enforce_eager") != "false";
 
-  read_curves(dir + "/dense.csv", "tokens", b.dense);
-  read_curves(dir + "/per_sequence.csv", "sequences", b.per_sequence);
-  for (const auto& op : dense_layer_ops()) b.dense_op(op.name);
+  read_curves(tables + "/dense.csv", "tokens", b.dense);
+  read_curves(tables + "/per_sequence.csv", "sequences", b.per_sequence);
   for (const auto& op : dense_step_ops()) b.dense_op(op);
   b.per_sequence_op("lm_head");
   b.per_sequence_op("sampler");
+  const auto& steps = dense_step_ops();
+  for (const auto& [name, curve] : b.dense) {
+    if (std::find(steps.begin(), steps.end(), name) != steps.end()) continue;
+    b.layer_ops.push_back(DenseLayerOp{name, name == "layernorm" ? 2 : 1});
+  }
+  for (const char* op : {"layernorm", "qkv_proj", "o_proj"}) b.dense_op(op);
+  // The token grid of every op is the same (the fit and the kernel count rely on it).
+  for (const auto& op : b.layer_ops) {
+    if (b.dense.at(op.name).x != b.dense.at("qkv_proj").x) {
+      throw InputError(tables + "/dense.csv", 0, 0, "op '" + op.name + "' is measured at other token counts than qkv_proj");
+    }
+  }
 
-  const std::string attn_path = dir + "/attention.csv";
+  const std::string moe_path = tables + "/moe.csv";
+  if (fs::exists(moe_path, ec)) {
+    std::set<std::pair<std::int64_t, std::int64_t>> seen_moe;
+    read_csv(moe_path, {"tokens", "activated_experts", "time_us"}, [&](int line, const std::vector<Field>& f) {
+      if (f.size() != 3) throw InputError(moe_path, line, 1, "expected 3 fields, got " + std::to_string(f.size()));
+      MoePoint p;
+      p.tokens = parse_count(moe_path, line, f[0]);
+      p.activated_experts = parse_count(moe_path, line, f[1]);
+      p.time_us = parse_number(moe_path, line, f[2]);
+      p.line = line;
+      if (p.tokens < 1) throw InputError(moe_path, line, f[0].column, "expected at least one token");
+      if (p.activated_experts < 1) throw InputError(moe_path, line, f[1].column, "expected at least one expert");
+      if (!(p.time_us > 0)) throw InputError(moe_path, line, f[2].column, "expected a positive time");
+      if (!seen_moe.emplace(p.tokens, p.activated_experts).second) {
+        throw InputError(moe_path, line, 1, "duplicate grid point");
+      }
+      b.moe.push_back(p);
+    });
+    if (b.moe.empty()) throw InputError(moe_path, 0, 0, "no MoE points");
+  } else if (b.meta.architecture.find("moe") == std::string::npos &&
+             b.meta.architecture.find("mixtral") == std::string::npos) {
+    // A dense model needs its MLP ops; an MoE model's tables may lack the MoE block (profiled
+    // at one degree only): its fit then has none.
+    for (const char* op : {"gate_up_proj", "act_fn", "down_proj"}) {
+      if (!b.dense.count(op)) {
+        throw InputError(tables + "/dense.csv", 0, 0,
+                         std::string("missing op '") + op + "' (a dense MLP), and there is no moe.csv");
+      }
+    }
+  }
+
+  const std::string attn_path = tables + "/attention.csv";
   std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>> seen;
   read_csv(attn_path, {"prefill_chunk", "kv_prefill", "n_decode", "kv_decode", "time_us"},
            [&](int line, const std::vector<Field>& f) {
@@ -273,7 +373,7 @@ ProfileBundle load_profile_bundle(const std::string& dir) {
   if (b.attention.empty()) throw InputError(attn_path, 0, 0, "no attention points");
 
   // skew_fit.csv is optional; its alpha column is found by name.
-  const std::string skew_path = dir + "/skew_fit.csv";
+  const std::string skew_path = tables + "/skew_fit.csv";
   std::ifstream skew(skew_path);
   if (skew) {
     std::string line;
@@ -299,7 +399,7 @@ ProfileBundle load_profile_bundle(const std::string& dir) {
 
   b.attribution =
       "Kernel profile: LLMServingSim (github.com/casys-kaist/LLMServingSim), MIT licence";
-  std::ifstream lic(dir + "/LICENSE.txt");
+  std::ifstream lic(b.dir + "/LICENSE.txt");
   std::string line;
   while (lic && std::getline(lic, line)) {
     if (strip(line).rfind("Copyright", 0) == 0) {

@@ -1,14 +1,22 @@
 #pragma once
 // A measured kernel profile bundle: per-op CUDA kernel times of one model on one GPU, taken by
 // driving a real vLLM engine with synthetic batches (the format of LLMServingSim's profiler,
-// github.com/casys-kaist/LLMServingSim, MIT licence). All times are microseconds; dense and
-// attention times are for ONE decoder layer, per-sequence times once per step. The folder holds:
+// github.com/casys-kaist/LLMServingSim, MIT licence). All times are microseconds; dense,
+// attention and MoE times are for ONE decoder layer, per-sequence times once per step. The
+// tables of one tensor-parallel degree are:
 //   dense.csv          layer,tokens,time_us        (op name, total tokens of the batch)
 //   per_sequence.csv   layer,sequences,time_us     (lm_head, sampler)
 //   attention.csv      prefill_chunk,kv_prefill,n_decode,kv_decode,time_us
+//   moe.csv            tokens,activated_experts,time_us   (MoE models: the whole sparse MoE
+//                      block, router and fused experts, vs tokens and distinct experts)
 //   skew_fit.csv       ...,alpha,...               (optional: blend toward the max context)
+// A bundle folder holds them directly (one degree: TP 1) or in tp1/, tp2/, ... (one folder per
+// degree, each GPU's shard), beside:
 //   meta.yaml          profiler and engine settings (a few top-level keys are read)
 //   LICENSE.txt        optional: its "Copyright" line becomes part of the attribution
+// The ops of a decoder layer are those dense.csv lists (every op but embedding and
+// final_layernorm; layernorm runs twice): Llama has gate_up_proj, act_fn and down_proj, Qwen3
+// adds qk_norm, and an MoE model's MLP is moe.csv's block instead.
 // Malformed rows throw kvsim::InputError with file:line:col.
 #include <cstdint>
 #include <map>
@@ -47,15 +55,36 @@ struct ProfileMeta {
   std::string profiled_at;
   std::string model;
   std::string variant;
+  std::string architecture;   // llama, qwen3, qwen3_moe, ...
   bool enforce_eager = true;  // engine_effective.enforce_eager
 };
 
+// One moe.csv row: the MoE block of one layer for `tokens` tokens routed to `activated_experts`
+// distinct experts.
+struct MoePoint {
+  std::int64_t tokens = 0;
+  std::int64_t activated_experts = 0;
+  double time_us = 0;
+  int line = 0;
+};
+
+// The ops of one decoder layer in dense.csv with how often each runs per layer (layernorm
+// twice: input and post-attention RMSNorm; every other op once).
+struct DenseLayerOp {
+  std::string name;
+  int count = 1;
+};
+
 struct ProfileBundle {
-  std::string dir;
+  std::string dir;          // the bundle folder (meta.yaml, LICENSE.txt)
+  std::string tables_dir;   // the folder the tables were read from: dir, or dir/tpN
+  int tensor_parallel_size = 1;  // the degree of the tables (each GPU's shard)
   ProfileMeta meta;
+  std::vector<DenseLayerOp> layer_ops;               // dense.csv's per-layer ops, in name order
   std::map<std::string, ProfileCurve> dense;         // op -> time_us vs tokens, per layer
   std::map<std::string, ProfileCurve> per_sequence;  // lm_head, sampler -> time_us vs seqs
   std::vector<AttentionPoint> attention;             // in file order
+  std::vector<MoePoint> moe;                         // moe.csv in file order; empty: dense MLP
   std::vector<double> skew_alphas;  // skew_fit.csv alpha column (may be empty; noisy, may be < 0)
   std::string attribution;          // source and licence line to keep with derived figures
 
@@ -64,20 +93,25 @@ struct ProfileBundle {
   // The dense curve of one op; throws InputError naming dense.csv when it is missing.
   const ProfileCurve& dense_op(const std::string& op) const;
   const ProfileCurve& per_sequence_op(const std::string& op) const;
+  // Dense kernels of one layer: the sum of the layer ops' counts.
+  int layer_kernels() const;
+  bool has_moe() const { return !moe.empty(); }
 };
 
-// The ops of one Llama-style decoder layer in dense.csv, each once per layer except layernorm,
-// which runs twice (input and post-attention RMSNorm).
-struct DenseLayerOp {
-  const char* name;
-  int count;
-};
-const std::vector<DenseLayerOp>& dense_layer_ops();
 // Ops run once per step on all tokens: embedding and final_layernorm.
 const std::vector<std::string>& dense_step_ops();
 
-// Reads a bundle folder. Throws InputError (file:line:col) for a missing file, a wrong header,
-// a malformed or negative number, a duplicated grid point or a missing required op.
-ProfileBundle load_profile_bundle(const std::string& dir);
+// The tensor-parallel degrees a bundle folder holds: {1} when the tables lie in the folder
+// itself, else the N of each tpN/ subfolder with a dense.csv, ascending. Empty when neither.
+std::vector<int> profile_bundle_degrees(const std::string& dir);
+
+// Reads a bundle folder's tables of one tensor-parallel degree (0: the only degree there is, an
+// error when there are several). `dir` may also name a tpN folder itself (meta.yaml then comes
+// from its parent). Throws InputError (file:line:col) for a missing file or degree, a wrong
+// header, a malformed or negative number, a duplicated grid point or a missing required op
+// (layernorm, qkv_proj, o_proj, embedding, final_layernorm, lm_head, sampler, and for a dense
+// architecture gate_up_proj, act_fn, down_proj or a moe.csv; an MoE architecture's tables may
+// lack moe.csv).
+ProfileBundle load_profile_bundle(const std::string& dir, int tensor_parallel_size = 0);
 
 }  // namespace kvsim::models

@@ -139,8 +139,8 @@ double effective_decode_context(const std::vector<std::int64_t>& contexts, doubl
   return mean + alpha * (static_cast<double>(max) - mean);
 }
 
-ProfileModel::ProfileModel(const ProfileBundle& bundle, ModelSpec model, ProfileParams params)
-    : model_(std::move(model)), params_(std::move(params)), work_(model_), source_(bundle.dir) {
+ProfileModel::ProfileModel(const ProfileBundle& bundle, ModelSpec model, ProfileParams params, MoeLayout moe)
+    : model_(std::move(model)), params_(std::move(params)), work_(model_), source_(bundle.tables_dir), moe_layout_(moe) {
   if (model_.num_layers <= 0) throw InputError("", 0, 0, "profile model: num_layers must be > 0");
   if (!(params_.cuda_graph_decode_factor >= 0 && params_.cuda_graph_decode_factor <= 1)) {
     throw InputError("", 0, 0, "profile model: cuda_graph_decode_factor must lie in [0, 1]");
@@ -150,7 +150,7 @@ ProfileModel::ProfileModel(const ProfileBundle& bundle, ModelSpec model, Profile
   }
 
   launch_floor_us_ = std::numeric_limits<double>::infinity();
-  for (const auto& op : dense_layer_ops()) {
+  for (const auto& op : bundle.layer_ops) {
     layer_ops_.emplace_back(bundle.dense_op(op.name), op.count);
     launch_floor_us_ = std::min(launch_floor_us_, layer_ops_.back().first.y.front());
   }
@@ -158,11 +158,18 @@ ProfileModel::ProfileModel(const ProfileBundle& bundle, ModelSpec model, Profile
     step_ops_.push_back(bundle.dense_op(op));
     launch_floor_us_ = std::min(launch_floor_us_, step_ops_.back().y.front());
   }
+  if (model_.is_moe()) {
+    if (!bundle.has_moe()) {
+      throw InputError(bundle.tables_dir, 0, 0,
+                       model_.name + " is a mixture-of-experts model and the bundle has no moe.csv");
+    }
+    moe_ = fit_moe_block(bundle.moe);
+  }
   lm_head_ = bundle.per_sequence_op("lm_head");
   sampler_ = bundle.per_sequence_op("sampler");
   alpha_ = params_.skew_blend ? bundle.skew_alpha() : 0.0;
 
-  const std::string path = bundle.dir + "/attention.csv";
+  const std::string path = bundle.tables_dir + "/attention.csv";
   std::vector<double> pc, pk, dn, dk, mc, mk, mn, md;
   for (const auto& p : bundle.attention) {
     if (p.prefill_chunk == 0 && p.kv_prefill != 0) {
@@ -265,6 +272,9 @@ StepBreakdown ProfileModel::step_time(const BatchShape& batch) const {
     }
   }
   double attn_us = layers * attn_layer;
+  double moe_us = model_.is_moe() ? model_.moe_layers() *
+                                        moe_layer_us(moe_.us, moe_.experts_per_wave, model_, moe_layout_, tokens)
+                                  : 0.0;
 
   if (batch.prefills.empty()) {
     const double removed = params_.cuda_graph_decode_factor * launch_floor_us_;
@@ -272,10 +282,12 @@ StepBreakdown ProfileModel::step_time(const BatchShape& batch) const {
     for (const auto& op : layer_ops_) per_layer += op.second;
     const double dense_kernels = layers * per_layer + static_cast<double>(step_ops_.size());
     dense_us = std::max(0.0, dense_us - removed * dense_kernels);
-    attn_us = std::max(0.0, attn_us - removed * layers);
+    if (params_.full_cuda_graphs) attn_us = std::max(0.0, attn_us - removed * layers);
+    moe_us = std::max(0.0, moe_us - removed * kMoeBlockKernels * model_.moe_layers());
   }
 
   b.dense_s = dense_us * kUsToS;
+  b.moe_s = moe_us * kUsToS;
   b.attention_s = attn_us * kUsToS;
   b.lm_head_s = (lm_head_.at(seqs) + sampler_.at(seqs)) * kUsToS;
   b.gpu_overhead_s = params_.gpu_step_overhead_us * kUsToS;

@@ -18,11 +18,14 @@
 //                because vLLM's FlashAttention backend runs every sequence of a step in one
 //                varlen kernel launch per layer, so the fixed cost is paid once while each
 //                chunk's work adds up.
+//   moe        = MoE layers x t(T, E) of models/moe_block.hpp, fitted to the bundle's moe.csv
+//                (its grid is triangular, E <= T x top_k, so it is not interpolated)
 //   lm_head    = lm_head(S) + sampler(S)                          (once per step)
 //   CUDA graphs (pure-decode steps only): dense and attention each lose
 //                f x floor x kernels, floor = the profile's smallest op time at 1 token (the
-//                eager per-kernel floor), kernels = L x 8 + 2 for dense, L for attention,
-//                f = cuda_graph_decode_factor.
+//                eager per-kernel floor), kernels = L x (the layer ops' kernels) + 2 for
+//                dense, L for attention, kMoeBlockKernels per MoE layer, f =
+//                cuda_graph_decode_factor.
 //   gpu_overhead = gpu_step_overhead_us; overhead = step_overhead_us (host, hidden by async
 //                scheduling in the engine).
 //   flops and bytes follow models/roofline.hpp's counts (2 P_d T dense, A x pairs attention,
@@ -36,6 +39,7 @@
 #include "kvsim/models/compute_model.hpp"
 #include "kvsim/models/compute_spec.hpp"
 #include "kvsim/models/model_spec.hpp"
+#include "kvsim/models/moe_block.hpp"
 #include "kvsim/models/profile_bundle.hpp"
 
 namespace kvsim::models {
@@ -85,7 +89,7 @@ class ProfileModel final : public ComputeModel {
  public:
   // Throws InputError when the attention grid is incomplete, num_layers is not positive or a
   // parameter lies outside its range.
-  ProfileModel(const ProfileBundle& bundle, ModelSpec model, ProfileParams params = {});
+  ProfileModel(const ProfileBundle& bundle, ModelSpec model, ProfileParams params = {}, MoeLayout moe = {});
 
   StepBreakdown step_time(const BatchShape& batch) const override;
   std::string describe() const override;
@@ -110,6 +114,8 @@ class ProfileModel final : public ComputeModel {
   ProfileGrid prefill_;  // (chunk, kv_prefill)
   ProfileGrid decode_;   // (n_decode, kv_decode)
   ProfileGrid mixed_;    // (chunk, kv_prefill, n_decode, kv_decode)
+  MoeLayout moe_layout_;
+  MoeBlockFit moe_;  // the MoE block fitted to moe.csv (its grid is triangular: E <= T x top_k)
   double prefill_floor_us_ = 0;
   double launch_floor_us_ = 0;
   double alpha_ = 0;

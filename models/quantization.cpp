@@ -23,7 +23,10 @@ std::int64_t linear_params(const ModelSpec& m) {
   const std::int64_t q = static_cast<std::int64_t>(m.num_attention_heads) * m.head_dim;
   const std::int64_t kv = static_cast<std::int64_t>(m.num_kv_heads) * m.head_dim;
   const std::int64_t inter = m.intermediate_size;
-  return m.num_layers * (h * q + 2 * h * kv + q * h + 3 * h * inter);
+  const auto mlp_layers = static_cast<std::int64_t>(m.mlp_layers());
+  const auto moe_layers = static_cast<std::int64_t>(m.moe_layers());
+  return m.num_layers * (h * q + 2 * h * kv + q * h) + mlp_layers * 3 * h * inter +
+         moe_layers * (m.num_experts * m.expert_params() + 3 * h * m.shared_expert_intermediate_size);
 }
 
 std::int64_t small_params(const ModelSpec& m) {

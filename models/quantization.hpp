@@ -4,8 +4,11 @@
 //
 // Which parameters are quantized: the linear layers of the decoder (q, k, v, o, gate, up, down;
 // HF transformers modeling_llama.py layout):
-//   linear_params = num_layers x (hidden x q + 2 x hidden x kv + q x hidden + 3 x hidden x inter)
-//   (q = heads x head_dim, kv = kv_heads x head_dim)
+//   linear_params = num_layers x (hidden x q + 2 x hidden x kv + q x hidden)
+//                 + dense MLP layers x 3 x hidden x inter
+//                 + MoE layers x (experts x 3 x hidden x moe_inter + 3 x hidden x shared_inter)
+//   (q = heads x head_dim, kv = kv_heads x head_dim). MoE routers stay 16-bit (vLLM builds the
+//   Qwen3-MoE and Mixtral gate as a ReplicatedLinear without the checkpoint's quantization).
 // The embedding table, the lm_head, the RMSNorm weights and biases stay in BF16/FP16 in the
 // checkpoints planners use (AutoAWQ and GPTQ keep `embed_tokens` and `lm_head` in FP16; the
 // compressed-tensors FP8 checkpoints quantize "only the weights and activations of the linear

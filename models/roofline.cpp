@@ -44,8 +44,8 @@ double attention_pairs_decode(std::int64_t context_tokens) {
 }
 
 RooflineModel::RooflineModel(ModelSpec model, DeviceFigures device, RooflineParams params,
-                             int tensor_parallel_size)
-    : model_(std::move(model)), device_(device), params_(params), tp_(tensor_parallel_size) {
+                             int tensor_parallel_size, MoeLayout moe)
+    : model_(std::move(model)), device_(device), params_(params), tp_(tensor_parallel_size), moe_(moe) {
   std::vector<Diagnostic> errors;
   require_positive(errors, "model.num_layers", model_.num_layers);
   require_positive(errors, "model.hidden_size", model_.hidden_size);
@@ -68,11 +68,20 @@ RooflineModel::RooflineModel(ModelSpec model, DeviceFigures device, RooflinePara
   require_non_negative(errors, "compute.roofline.per_sequence_overhead_us",
                        params_.per_sequence_overhead_us);
   require_non_negative(errors, "gpu.bf16_dense", device_.bf16_flops.value);
+  if (model_.is_moe() && (model_.num_experts_per_tok < 1 || model_.moe_intermediate_size < 1)) {
+    errors.push_back(Diagnostic{"", 0, 0, "model.num_experts_per_tok",
+                                "an MoE model needs num_experts_per_tok and moe_intermediate_size"});
+  }
+  if (moe_.expert_parallel_size < 1 || !(moe_.tokens_factor >= 1)) {
+    errors.push_back(Diagnostic{"", 0, 0, "engine.data_parallel_size", "must be at least 1"});
+  }
   if (!errors.empty()) throw InputError(std::move(errors));
-  check_tensor_parallel(model_, tp_);
+  const int ep = model_.is_moe() ? moe_.expert_parallel_size : 1;
+  check_tensor_parallel(model_, tp_, ep);
 
-  // One GPU's shard (models/tensor_parallel.hpp); at k = 1 the whole model.
-  const double linear = static_cast<double>(linear_params_per_gpu(model_, tp_));
+  // One GPU's shard (models/tensor_parallel.hpp); at k = 1 the whole model. The routed experts
+  // are the moe part, not the dense one.
+  const double linear = static_cast<double>(linear_params_per_gpu(model_, tp_) - expert_params_per_gpu(model_, tp_));
   const double small = static_cast<double>(small_params(model_));
   const double dense = static_cast<double>(dense_params_per_gpu(model_, tp_));
   const int vocab_rows = (model_.vocab_size + tp_ - 1) / tp_;  // VocabParallel split, rounded up
@@ -91,6 +100,10 @@ RooflineModel::RooflineModel(ModelSpec model, DeviceFigures device, RooflinePara
   lm_head_rate_ = bf16 * params_.gemm_efficiency;
   attention_rate_ = bf16 * params_.attention_efficiency;
   memory_rate_ = device_.memory_bandwidth.value * params_.memory_efficiency;
+  if (model_.is_moe()) {
+    expert_params_ = static_cast<double>(one_expert_params_per_gpu(model_, tp_, ep));
+    expert_bytes_ = expert_params_ * linear_bytes_per_param(model_.dtype, model_.quant_group_size);
+  }
 }
 
 double RooflineModel::bounded(double flops, double flop_rate, double bytes) const {
@@ -142,22 +155,35 @@ StepBreakdown RooflineModel::step_time(const BatchShape& batch) const {
   const double seqs = static_cast<double>(batch.num_sequences());
   const double d_flops = dense_flops_per_token_ * tokens;
   out.dense_s = bounded(d_flops, gemm_rate_, dense_weight_bytes_);
+  double m_flops = 0;
+  double m_bytes = 0;
+  if (model_.is_moe()) {
+    const double ep = moe_.expert_parallel_size;
+    const double routed = tokens * moe_.tokens_factor;
+    const double k = model_.num_experts_per_tok;
+    const double active = expected_active_experts(model_.num_experts, k, routed) / ep;
+    const double layers = model_.moe_layers();
+    m_flops = layers * 2.0 * expert_params_ * routed * k / ep;
+    m_bytes = layers * expert_bytes_ * active;
+    out.moe_s = bounded(m_flops, gemm_rate_, m_bytes);
+  }
   const double l_flops = lm_head_flops_per_seq_ * seqs;
   out.lm_head_s = bounded(l_flops, lm_head_rate_, lm_head_weight_bytes_);
   out.gpu_overhead_s = params_.gpu_step_overhead_us * 1e-6;
   out.overhead_s = (params_.step_overhead_us + params_.per_sequence_overhead_us * seqs) * 1e-6;
-  out.flops = d_flops + attn_flops + l_flops;
-  out.bytes = dense_weight_bytes_ + lm_head_weight_bytes_ + attn_bytes;
+  out.flops = d_flops + m_flops + attn_flops + l_flops;
+  out.bytes = dense_weight_bytes_ + m_bytes + lm_head_weight_bytes_ + attn_bytes;
   return out;
 }
 
 std::string RooflineModel::describe() const {
-  char buf[360];
+  char buf[480];
   char shard[32] = "";
   if (tp_ > 1) std::snprintf(shard, sizeof shard, ", 1/%d shard per GPU", tp_);
   std::snprintf(buf, sizeof buf,
                 "roofline: %s (%s%s) on %.1f TFLOP/s, %.0f GB/s; efficiency gemm %.2f, attention "
-                "%.2f, memory %.2f; overhead %.0f us/step + %.1f us/sequence",
+                "%.2f, memory %.2f; overhead %.0f us/step + %.1f us/sequence (no kernel profile: "
+                "expect ~10-16 %% error in kernel time, docs/validation.md)",
                 model_.name.c_str(), dtype_name(model_.dtype), shard, device_.tensor_flops.value / 1e12,
                 device_.memory_bandwidth.value / 1e9, params_.gemm_efficiency,
                 params_.attention_efficiency, params_.memory_efficiency, params_.step_overhead_us,

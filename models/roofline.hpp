@@ -23,6 +23,17 @@
 //              kernel profile (attention.csv) shows a mixed batch of one 2,048-token chunk and
 //              32 decodes at 2k taking longer than the two parts alone (967 us per layer
 //              against 336 + 325).
+//   moe        (MoE models) per MoE layer, with k = num_experts_per_tok, E = num_experts and the
+//              step's routed tokens T_moe = T x MoeLayout::tokens_factor:
+//              active experts  E_a = E (1 - (1 - k / E)^T_moe) / ep      (models/model_spec.hpp:
+//                                                         uniform routing; ep = expert-parallel
+//                                                         GPUs, each holding E / ep experts)
+//              assignments     A = T_moe x k / ep        (token-expert pairs computed here)
+//              FLOPs = 2 x P_e x A, bytes = P_e x w x E_a (P_e: one expert's parameters on
+//                                                         this GPU, 3 x hidden x moe_inter
+//                                                         / (tp without expert parallelism))
+//              t     = MoE layers x max(FLOPs / (F x gemm_eff), bytes / (B x mem_eff))
+//              The router and any shared expert are dense parameters: every token runs them.
 //   lm_head    FLOPs = 2 x hidden x vocab x S            (one logit row per sequence: vLLM
 //                                                         computes logits at each request's last
 //                                                         scheduled position only)
@@ -83,7 +94,7 @@ class RooflineModel final : public ComputeModel {
   // Throws InputError when a figure is not positive or an efficiency lies outside (0, 1].
   // tensor_parallel_size k > 1 times one GPU of a k-way tensor-parallel group (see below).
   RooflineModel(ModelSpec model, DeviceFigures device, RooflineParams params = {},
-                int tensor_parallel_size = 1);
+                int tensor_parallel_size = 1, MoeLayout moe = {});
 
   StepBreakdown step_time(const BatchShape& batch) const override;
   std::string describe() const override;
@@ -104,6 +115,7 @@ class RooflineModel final : public ComputeModel {
   DeviceFigures device_;
   RooflineParams params_;
   int tp_ = 1;
+  MoeLayout moe_;
   // Per-step constants derived once.
   double dense_flops_per_token_ = 0;     // 2 x P_d
   double dense_weight_bytes_ = 0;        // P_d x w
@@ -115,6 +127,8 @@ class RooflineModel final : public ComputeModel {
   double lm_head_rate_ = 0;           // F_bf16 x gemm_eff
   double attention_rate_ = 0;         // F_bf16 x attn_eff
   double memory_rate_ = 0;            // B x mem_eff
+  double expert_params_ = 0;          // P_e, one expert's parameters on this GPU
+  double expert_bytes_ = 0;           // P_e x w
 };
 
 }  // namespace kvsim::models

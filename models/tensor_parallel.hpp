@@ -13,8 +13,13 @@
 //                          (Llama-3.1-70B at k = 4: 2 x 80 x 2 x 128 x 2 B = 80 KiB in BF16,
 //                          40 KiB in FP8)
 //   linear per GPU       = layers x (hidden x q / k + 2 x hidden x kv_heads_per_gpu x head_dim
-//                          + q / k x hidden + 3 x hidden x inter / k)
+//                          + q / k x hidden) + dense MLP layers x 3 x hidden x inter / k
 //                          (q, gate, up split by output column, o and down by input row)
+//                          + MoE layers x (experts per GPU x 3 x hidden x moe_inter per GPU
+//                          + 3 x hidden x shared_inter / k)
+//   experts (vLLM FusedMoE): without expert parallelism every GPU holds every expert, each split
+//                          like the MLP (moe_inter / k); with it (--enable-expert-parallel, over
+//                          ep = tp x dp GPUs) each GPU holds experts / ep whole experts.
 //   embedding, lm_head   = ceil(vocab / k) x hidden each (VocabParallelEmbedding and
 //                          ParallelLMHead split the vocabulary)
 //   norms, biases        replicated on every GPU (counted whole; a few MB)
@@ -32,8 +37,9 @@
 
 namespace kvsim::models {
 
-// Throws InputError (path engine.tensor_parallel_size) when vLLM would refuse the split.
-void check_tensor_parallel(const ModelSpec& m, int tp);
+// Throws InputError (path engine.tensor_parallel_size) when vLLM would refuse the split; with
+// `ep` > 1 (path engine.enable_expert_parallel) when the experts do not split evenly.
+void check_tensor_parallel(const ModelSpec& m, int tp, int ep = 1);
 
 int heads_per_gpu(const ModelSpec& m, int tp);
 int kv_heads_per_gpu(const ModelSpec& m, int tp);
@@ -41,17 +47,22 @@ int kv_heads_per_gpu(const ModelSpec& m, int tp);
 // KV cache bytes of one token on one GPU of the group.
 Bytes kv_bytes_per_token_per_gpu(const ModelSpec& m, int tp);
 
-// Linear-layer parameters on one GPU.
-std::int64_t linear_params_per_gpu(const ModelSpec& m, int tp);
+// Linear-layer parameters on one GPU; `ep` > 1 splits the experts over ep GPUs (equation above).
+std::int64_t linear_params_per_gpu(const ModelSpec& m, int tp, int ep = 1);
+// Routed-expert parameters on one GPU (part of linear_params_per_gpu), and of one expert there.
+std::int64_t expert_params_per_gpu(const ModelSpec& m, int tp, int ep = 1);
+std::int64_t one_expert_params_per_gpu(const ModelSpec& m, int tp, int ep = 1);
+// Experts each MoE layer keeps on one GPU: num_experts / ep.
+int experts_per_gpu(const ModelSpec& m, int ep);
 
 // Embedding and lm_head parameters on one GPU (lm_head absent when tied).
 std::int64_t vocab_params_per_gpu(const ModelSpec& m, int tp);
 
-// Parameters one GPU multiplies every token through (linear layers and norms): the roofline's
-// dense part.
+// Parameters one GPU multiplies every token through (linear layers but the routed experts,
+// norms, routers): the roofline's dense part.
 std::int64_t dense_params_per_gpu(const ModelSpec& m, int tp);
 
 // Weight bytes on one GPU (equation above; the rotary cache is memory.hpp's).
-Bytes weight_bytes_per_gpu(const ModelSpec& m, int tp);
+Bytes weight_bytes_per_gpu(const ModelSpec& m, int tp, int ep = 1);
 
 }  // namespace kvsim::models

@@ -18,7 +18,8 @@ TensorParallelModel::TensorParallelModel(std::unique_ptr<ComputeModel> inner,
                                          const ModelSpec& model, int tensor_parallel_size,
                                          CollectiveTime all_reduce, CollectiveTime all_gather,
                                          std::unique_ptr<RooflineModel> profiled,
-                                         std::unique_ptr<RooflineModel> target)
+                                         std::unique_ptr<RooflineModel> target, ExpertCollectives experts,
+                                         std::string rescale_note)
     : inner_(std::move(inner)),
       tp_(tensor_parallel_size),
       layers_(model.num_layers),
@@ -27,7 +28,11 @@ TensorParallelModel::TensorParallelModel(std::unique_ptr<ComputeModel> inner,
       all_reduce_(std::move(all_reduce)),
       all_gather_(std::move(all_gather)),
       profiled_(std::move(profiled)),
-      target_(std::move(target)) {
+      target_(std::move(target)),
+      experts_(std::move(experts)),
+      moe_layers_(model.moe_layers()),
+      num_experts_(model.num_experts),
+      rescale_note_(std::move(rescale_note)) {
   KVSIM_ASSERT(inner_ != nullptr, "tensor-parallel model without an inner model");
   KVSIM_ASSERT((profiled_ == nullptr) == (target_ == nullptr), "rescaling needs both rooflines");
 }
@@ -41,6 +46,15 @@ double TensorParallelModel::communication_s(const BatchShape& batch) const {
   }
   if (all_gather_)
     t += all_gather_(static_cast<double>(batch.num_sequences()) * vocab_ * kActivationBytes);
+  if (experts_.data_parallel_size > 1 && moe_layers_ > 0) {
+    const double tokens = static_cast<double>(batch.num_tokens()) * experts_.data_parallel_size;
+    const double gathered = tokens * (hidden_ + num_experts_) * kActivationBytes;
+    const double combined = tokens * hidden_ * kActivationBytes;
+    double per_layer = 0;
+    if (experts_.all_gather) per_layer += experts_.all_gather(gathered);
+    if (experts_.reduce_scatter) per_layer += experts_.reduce_scatter(combined);
+    t += moe_layers_ * per_layer;
+  }
   return t;
 }
 
@@ -52,6 +66,7 @@ StepBreakdown TensorParallelModel::step_time(const BatchShape& batch) const {
     const StepBreakdown t = target_->step_time(batch);
     out.dense_s *= ratio(t.dense_s, p.dense_s);
     out.attention_s *= ratio(t.attention_s, p.attention_s);
+    out.moe_s *= ratio(t.moe_s, p.moe_s);
     out.lm_head_s *= ratio(t.lm_head_s, p.lm_head_s);
     out.flops = t.flops;
     out.bytes = t.bytes;
@@ -61,11 +76,22 @@ StepBreakdown TensorParallelModel::step_time(const BatchShape& batch) const {
 }
 
 std::string TensorParallelModel::describe() const {
-  char buf[160];
-  std::snprintf(buf, sizeof buf,
-                "tensor parallel x%d (%s, + all-reduce and logits all-gather per step): ", tp_,
-                profiled_ != nullptr ? "kernel times rescaled by the roofline" : "per-GPU shard");
-  return buf + inner_->describe();
+  std::string out;
+  if (tp_ > 1) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "tensor parallel x%d (+ all-reduce and logits all-gather per step)", tp_);
+    out = buf;
+  }
+  if (experts_.data_parallel_size > 1 && moe_layers_ > 0) {
+    if (!out.empty()) out += ", ";
+    out += "data parallel x" + std::to_string(experts_.data_parallel_size) +
+           " (+ MoE all-gather and reduce-scatter per layer)";
+  }
+  if (profiled_ != nullptr) {
+    if (!out.empty()) out += ", ";
+    out += "kernel times rescaled by the roofline" + (rescale_note_.empty() ? std::string() : " (" + rescale_note_ + ")");
+  }
+  return out.empty() ? inner_->describe() : out + ": " + inner_->describe();
 }
 
 }  // namespace kvsim::models

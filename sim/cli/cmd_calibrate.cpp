@@ -1,4 +1,5 @@
 // kvsim calibrate: fit the compact step-time model to a measured profile bundle.
+#include <filesystem>
 #include <memory>
 #include <iomanip>
 #include <iostream>
@@ -11,6 +12,7 @@
 #include "kvsim/io/atomic_file.hpp"
 #include "kvsim/models/fitted_model.hpp"
 #include "kvsim/models/profile_bundle.hpp"
+#include "kvsim/models/roofline_anchor.hpp"
 #if __has_include("kvsim/validation/probe.hpp")
 #include "kvsim/validation/probe.hpp"
 #define KVSIM_HAVE_VALIDATION 1
@@ -24,7 +26,11 @@ struct CalibrateOptions {
   std::string measured;  // a kvsim probe file instead of a profile bundle
   int layers = 0;        // layers of the probed model (0: from --model)
   std::string out;
-  std::string model = "llama-3.1-8b";
+  std::string model;     // catalog model (default: the bundle's, by its Hugging Face id)
+  std::string gpu;       // catalog GPU (default: the bundle's, by its CUDA name)
+  int tp = 0;            // tensor-parallel degree of a bundle's tables (0: every degree)
+  std::vector<std::string> roofline;   // fitted profiles to anchor the roofline on
+  std::vector<std::string> residuals;  // fitted profiles to check against their bundles
 };
 
 // Fits the compact step-time model to a profile bundle, prints the residuals and writes the
@@ -53,7 +59,8 @@ std::string tier_scenario_lines(double bytes_per_s, double latency_us) {
 
 // Fits the step-time model to `kvsim probe` measurements of a live deployment.
 int cmd_calibrate_measured(const CalibrateOptions& o, const CommonOptions& common) {
-  const int layers = o.layers > 0 ? o.layers : catalog_model(load_catalog(common), o.model).num_layers;
+  const std::string model_name = o.model.empty() ? std::string("llama-3.1-8b") : o.model;
+  const int layers = o.layers > 0 ? o.layers : catalog_model(load_catalog(common), model_name).num_layers;
   const auto probe = validation::load_probe(o.measured);
   const auto fit = validation::fit_probe(probe);
   std::cout << "Fitted " << o.measured << " (" << probe.url << ", model " << probe.model << ", " << layers
@@ -75,11 +82,11 @@ int cmd_calibrate_measured(const CalibrateOptions& o, const CommonOptions& commo
   auto coefficients = validation::probe_coefficients(fit, probe, layers, o.measured);
   if (validation::has_tier_points(probe)) {
     const double kv_bytes =
-        catalog_model(load_catalog(common), o.model).kv_bytes_per_token().as_double();
+        catalog_model(load_catalog(common), model_name).kv_bytes_per_token().as_double();
     const auto tier = validation::fit_tier(probe, kv_bytes);
     coefficients.offload_tier = models::MeasuredTier{tier.bytes_per_s, tier.latency_us};
     std::ostringstream t;
-    t << std::setprecision(4) << "offload tier (" << probe.tier_eviction << ", " << o.model << ": " << kv_bytes
+    t << std::setprecision(4) << "offload tier (" << probe.tier_eviction << ", " << model_name << ": " << kv_bytes
       << " KV bytes per token): latency " << tier.latency_us << " us, load rate " << tier.bytes_per_s / 1e9
       << " GB/s; rms error " << tier.rms_error_ms << " ms\n";
     std::cout << t.str();
@@ -105,18 +112,39 @@ int cmd_calibrate_measured(const CalibrateOptions& o, const CommonOptions& commo
 }
 #endif
 
-int cmd_calibrate(const CalibrateOptions& o, const CommonOptions& common) {
-  if (o.profile.empty() == o.measured.empty()) {
-    throw InputError("", 0, 0, "calibrate: give exactly one of --profile DIR and --measured PROBE.json");
+// The catalog entry a bundle was measured on: --model / --gpu when given, else the entry whose
+// Hugging Face id (without an -Instruct suffix) or CUDA name is the bundle's.
+std::string strip_instruct(std::string id) {
+  for (const char* suffix : {"-Instruct", "-instruct"}) {
+    const std::string s = suffix;
+    if (id.size() > s.size() && id.compare(id.size() - s.size(), s.size(), s) == 0) id.resize(id.size() - s.size());
   }
-#ifdef KVSIM_HAVE_VALIDATION
-  if (!o.measured.empty()) return cmd_calibrate_measured(o, common);
-#endif
-  const auto model = catalog_model(load_catalog(common), o.model);
-  const auto bundle = models::load_profile_bundle(o.profile);
-  const auto report = models::fit_profile(bundle, model);
-  std::cout << "Fitted " << o.profile << " (" << bundle.meta.gpu << ", " << bundle.meta.model << ", vLLM "
-            << bundle.meta.vllm_version << ", profiled " << bundle.meta.profiled_at << ")\n";
+  return id;
+}
+
+std::string bundle_model_name(const scenario::Catalog& cat, const models::ProfileBundle& b, const std::string& given) {
+  if (!given.empty()) return given;
+  for (const auto& [name, m] : cat.models) {
+    if (!m.hf_id.empty() && (m.hf_id == b.meta.model || strip_instruct(m.hf_id) == strip_instruct(b.meta.model))) {
+      return name;
+    }
+  }
+  throw InputError(b.dir + "/meta.yaml", 0, 0,
+                   "no catalog model has the Hugging Face id '" + b.meta.model + "'; name it with --model");
+}
+
+std::string bundle_gpu_name(const scenario::Catalog& cat, const models::ProfileBundle& b, const std::string& given) {
+  if (!given.empty()) {
+    if (!cat.gpus.count(given)) throw InputError("", 0, 0, "--gpu: no catalog GPU named '" + given + "'");
+    return given;
+  }
+  for (const auto& [name, g] : cat.gpus) {
+    if (!g.cuda_name.empty() && g.cuda_name == b.meta.gpu) return name;
+  }
+  return {};  // the fit records no GPU figures: it can be used on its own GPU only
+}
+
+void print_residuals(const models::FitReport& report) {
   std::cout << std::left << std::setw(18) << "component" << std::right << std::setw(8) << "points" << std::setw(16)
             << "median |error|" << std::setw(14) << "max |error|" << '\n';
   for (const auto& r : report.residuals) {
@@ -125,11 +153,155 @@ int cmd_calibrate(const CalibrateOptions& o, const CommonOptions& common) {
               << std::setw(13) << 100.0 * r.max_abs_rel_error << "%\n";
   }
   std::cout.unsetf(std::ios::floatfield);
-  if (!o.out.empty()) {
-    io::AtomicFile f(o.out);
+}
+
+// The roofline's efficiencies anchored on each fitted profile (its GPU from the catalog by
+// gpu_preset, its model from its recorded shape), their mean, and how well each GPU's anchors
+// predict every other GPU's profile (models/roofline_anchor.hpp).
+int cmd_calibrate_roofline(const CalibrateOptions& o, const CommonOptions& common) {
+  const auto catalog = load_catalog(common);
+  struct Anchored {
+    std::string file;
+    models::FittedCoefficients profile;
+    models::ModelSpec model;
+    models::DeviceFigures gpu;
+    std::string gpu_name;
+    models::Efficiencies e;
+  };
+  std::vector<Anchored> all;
+  for (const auto& file : o.roofline) {
+    Anchored a;
+    a.file = file;
+    a.profile = models::load_fitted_yaml(file);
+    if (a.profile.gpu_preset.empty() || !catalog.gpus.count(a.profile.gpu_preset)) {
+      throw InputError(file, 0, 0, "the profile names no catalog GPU (gpu_preset); fit it again with kvsim calibrate");
+    }
+    if (a.profile.tensor_parallel_size != 1 || !a.profile.moe_layer_us.empty()) {
+      throw InputError(file, 0, 0, "the roofline is anchored on dense models' tensor-parallel degree 1 tables");
+    }
+    a.gpu_name = a.profile.gpu_preset;
+    a.model = models::model_of_shape(a.profile);
+    a.model.name = a.profile.model;
+    const auto& g = catalog.gpus.at(a.gpu_name);
+    a.gpu.memory = g.memory;
+    a.gpu.memory_bandwidth = g.memory_bandwidth;
+    a.gpu.tensor_flops = g.bf16_dense;
+    a.gpu.bf16_flops = g.bf16_dense;
+    a.e = models::anchor_efficiencies(a.profile, a.model, a.gpu);
+    all.push_back(std::move(a));
+  }
+  std::cout << std::fixed << std::setprecision(3);
+  std::cout << "anchored roofline efficiencies (models/roofline_anchor.hpp)\n"
+            << std::left << std::setw(24) << "gpu" << std::setw(36) << "model" << std::right << std::setw(8)
+            << "memory" << std::setw(8) << "gemm" << std::setw(11) << "attention" << '\n';
+  models::Efficiencies mean;
+  for (const auto& a : all) {
+    std::cout << std::left << std::setw(24) << a.gpu_name << std::setw(36) << a.profile.model << std::right
+              << std::setw(8) << a.e.memory << std::setw(8) << a.e.gemm << std::setw(11) << a.e.attention << '\n';
+    mean.memory += a.e.memory / static_cast<double>(all.size());
+    mean.gemm += a.e.gemm / static_cast<double>(all.size());
+    mean.attention += a.e.attention / static_cast<double>(all.size());
+  }
+  std::cout << std::left << std::setw(60) << "mean (the roofline's defaults)" << std::right << std::setw(8)
+            << mean.memory << std::setw(8) << mean.gemm << std::setw(11) << mean.attention << '\n';
+  if (all.size() >= 2) {
+    std::cout << "\nleave-one-GPU-out: one GPU's efficiencies, the other GPU's figures, against the other GPU's "
+                 "profile\n(median |error| and median signed error over the comparison batches)\n"
+              << std::left << std::setw(24) << "efficiencies of" << std::setw(24) << "predicting" << std::right
+              << std::setw(16) << "dense" << std::setw(16) << "attention" << std::setw(16) << "lm_head"
+              << std::setw(16) << "all kernels" << '\n';
+    std::cout << std::setprecision(1);
+    for (const auto& from : all) {
+      for (const auto& to : all) {
+        if (&from == &to) continue;
+        const auto errors = models::roofline_against_profile(from.e, to.profile, to.model, to.gpu);
+        std::cout << std::left << std::setw(24) << from.gpu_name << std::setw(24) << to.gpu_name << std::right;
+        for (const auto& e : errors) {
+          std::ostringstream cell;
+          cell << std::fixed << std::setprecision(1) << 100.0 * e.median_abs_rel_error << "% (" << std::showpos
+               << 100.0 * e.median_signed_rel_error << "%)";
+          std::cout << std::setw(16) << cell.str();
+        }
+        std::cout << '\n';
+      }
+    }
+  }
+  std::cout.unsetf(std::ios::floatfield);
+  return 0;
+}
+
+// Each fitted profile against the bundle tables it names (source_dir, relative to the current
+// folder or to the profile's folder), without fitting again.
+int cmd_calibrate_residuals(const CalibrateOptions& o) {
+  namespace fs = std::filesystem;
+  for (const auto& file : o.residuals) {
+    const auto c = models::load_fitted_yaml(file);
+    std::string dir = c.source_dir;
+    std::error_code ec;
+    if (!fs::exists(dir, ec)) {
+      // A source_dir written relative to the repository root: try beside the profile.
+      const fs::path beside = fs::path(file).parent_path() / fs::path(dir).filename();
+      if (fs::exists(beside, ec)) dir = beside.string();
+    }
+    const auto bundle = models::load_profile_bundle(dir, c.tensor_parallel_size);
+    std::cout << "Residuals of " << file << " against " << bundle.tables_dir << " (" << c.gpu << ", " << c.model
+              << ", tensor-parallel degree " << c.tensor_parallel_size << ")\n";
+    models::FitReport r;
+    r.residuals = models::evaluate_fit(c, bundle);
+    print_residuals(r);
+  }
+  return 0;
+}
+
+int cmd_calibrate(const CalibrateOptions& o, const CommonOptions& common) {
+  if (!o.roofline.empty()) return cmd_calibrate_roofline(o, common);
+  if (!o.residuals.empty()) return cmd_calibrate_residuals(o);
+  if (o.profile.empty() == o.measured.empty()) {
+    throw InputError("", 0, 0, "calibrate: give exactly one of --profile DIR and --measured PROBE.json");
+  }
+#ifdef KVSIM_HAVE_VALIDATION
+  if (!o.measured.empty()) return cmd_calibrate_measured(o, common);
+#endif
+  const auto catalog = load_catalog(common);
+  std::vector<int> degrees;
+  if (o.tp > 0) {
+    degrees.push_back(o.tp);
+  } else {
+    const auto found = models::profile_bundle_degrees(o.profile);
+    degrees = found.empty() ? std::vector<int>{0} : found;
+  }
+  // With several degrees --out names a folder: one file per degree.
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const bool out_folder = !o.out.empty() && (fs::is_directory(o.out, ec) || o.out.back() == '/' || degrees.size() > 1);
+  if (out_folder) fs::create_directories(o.out, ec);
+  for (const int tp : degrees) {
+    const auto bundle = models::load_profile_bundle(o.profile, tp);
+    const std::string model_name = bundle_model_name(catalog, bundle, o.model);
+    const auto model = catalog_model(catalog, model_name);
+    auto report = models::fit_profile(bundle, model);
+    const std::string gpu_name = bundle_gpu_name(catalog, bundle, o.gpu);
+    if (!gpu_name.empty()) {
+      const auto& g = catalog.gpus.at(gpu_name);
+      report.coefficients.gpu_preset = gpu_name;
+      report.coefficients.gpu_figures = {g.memory_bandwidth.value, g.bf16_dense.value, g.fp8_dense.value};
+    }
+    std::cout << "Fitted " << bundle.tables_dir << " (" << bundle.meta.gpu << (gpu_name.empty() ? "" : " = " + gpu_name)
+              << ", " << bundle.meta.model << " = " << model_name << ", tensor-parallel degree "
+              << bundle.tensor_parallel_size << ", vLLM " << bundle.meta.vllm_version << ", profiled "
+              << bundle.meta.profiled_at << ")\n";
+    print_residuals(report);
+    if (o.out.empty()) continue;
+    std::string path = o.out;
+    if (out_folder) {
+      std::string stem = fs::path(bundle.dir).filename().string();
+      if (bundle.tables_dir != bundle.dir) stem += "-tp" + std::to_string(bundle.tensor_parallel_size);
+      path = (fs::path(o.out) / (stem + ".yaml")).string();
+    }
+    io::AtomicFile f(path);
     f.stream() << models::write_fitted_yaml(report.coefficients);
     f.commit();
-    std::cout << "wrote " << o.out << '\n';
+    std::cout << "wrote " << path << '\n';
   }
   return 0;
 }
@@ -145,8 +317,27 @@ Command add_calibrate(CLI::App& app, CommonOptions& common) {
       ->type_name("FILE");
   calibrate->add_option("--layers", cal->layers, "Layers of the probed model (default: those of --model)");
 #endif
-  calibrate->add_option("--out", cal->out, "Write the fitted coefficients (YAML) to FILE")->type_name("FILE");
-  calibrate->add_option("--model", cal->model, "Catalog model the profile was measured on")->type_name("NAME");
+  calibrate->add_option("--out", cal->out,
+                        "Write the fitted coefficients (YAML) to FILE; for a bundle with several "
+                        "tensor-parallel degrees (tp1/, tp2/, ...) a folder, one <bundle>-tpN.yaml each")
+      ->type_name("PATH");
+  calibrate->add_option("--roofline", cal->roofline,
+                        "Fitted profiles (models/profiles/*.yaml, dense models, TP 1) to anchor the roofline's "
+                        "efficiencies on; prints each GPU's, their mean and the leave-one-GPU-out errors")
+      ->type_name("FILE...");
+  calibrate->add_option("--residuals", cal->residuals,
+                        "Fitted profiles to check against the bundle tables they were fitted to (no refit): "
+                        "each component's median and largest error")
+      ->type_name("FILE...");
+  calibrate->add_option("--tp", cal->tp, "Fit only the tables of this tensor-parallel degree")->check(CLI::Range(1, 64));
+  calibrate->add_option("--model", cal->model,
+                        "Catalog model the profile was measured on (default: the bundle's, by its Hugging Face id; "
+                        "with --measured: llama-3.1-8b)")
+      ->type_name("NAME");
+  calibrate->add_option("--gpu", cal->gpu,
+                        "Catalog GPU the profile was measured on (default: the bundle's, by its CUDA name); its figures "
+                        "travel with the fit so that it can be rescaled to another GPU")
+      ->type_name("NAME");
   add_catalog_option(calibrate, common);
   return {calibrate, [cal, &common] { return cmd_calibrate(*cal, common); }};
 }

@@ -3,7 +3,7 @@
 // catalog numbers can be checked without the scenario decoder: top-level names at column 0,
 // their keys at two spaces, values that are plain scalars, double-quoted strings or one-line
 // flow maps ({gen: 4, lanes: 16}; flattened to "host_link.gen"). Comments are dropped.
-// Also parses the few unit spellings the catalog uses (GiB, B, GB/s, TFLOPS).
+// Also parses the few unit spellings the catalog uses (GiB, MiB, B, GB/s, TFLOPS).
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -78,7 +78,7 @@ inline double parse_quantity(const std::string& text) {
     const char* name;
     double scale;
   };
-  static const Unit units[] = {{"GiB", 1073741824.0}, {"GB/s", 1e9}, {"TFLOPS", 1e12}, {"B", 1.0}};
+  static const Unit units[] = {{"GiB", 1073741824.0}, {"MiB", 1048576.0}, {"GB/s", 1e9}, {"TFLOPS", 1e12}, {"B", 1.0}};
   for (const auto& u : units) {
     const std::string name = u.name;
     if (text.size() > name.size() &&

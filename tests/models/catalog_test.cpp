@@ -52,11 +52,12 @@ ModelSpec spec_from(const std::string& name, const CatalogEntry& e) {
   return m;
 }
 
-// The six BF16 models of the brief and two quantized Llama-3.1-70B variants, each with only
-// ModelSpec field names as keys.
+// The eight BF16 models (one a mixture of experts) and two quantized Llama-3.1-70B variants, each
+// with only ModelSpec field names as keys.
 TEST(ModelCatalog, HasTheModelsWithKnownKeys) {
   const std::set<std::string> expected = {"llama-3.1-8b", "llama-3.1-70b", "mistral-7b",
                                           "qwen2.5-7b",   "qwen2.5-32b",   "qwen3-8b",
+                                          "qwen3-32b",    "qwen3-30b-a3b",
                                           "llama-3.1-70b-awq-int4", "llama-3.1-70b-fp8"};
   std::set<std::string> names;
   for (const auto& [name, entry] : models_catalog()) names.insert(name);
@@ -78,6 +79,11 @@ TEST(ModelCatalog, HasTheModelsWithKnownKeys) {
                                         "qkv_bias",
                                         "qk_norm",
                                         "quant_group_size",
+                                        "num_experts",
+                                        "num_experts_per_tok",
+                                        "moe_intermediate_size",
+                                        "shared_expert_intermediate_size",
+                                        "num_dense_layers",
                                         "source"};
   for (const auto& [name, entry] : models_catalog()) {
     for (const auto& [key, value] : entry) EXPECT_TRUE(fields.count(key)) << name << "." << key;
@@ -93,7 +99,8 @@ TEST(ModelCatalog, HasTheModelsWithKnownKeys) {
 TEST(ModelCatalog, ShapesAndParamCountsMatch) {
   const std::vector<ModelSpec> reference = {testing::llama_31_8b(),    testing::llama_31_70b(),
                                             testing::mistral_7b_v03(), testing::qwen25_7b(),
-                                            testing::qwen25_32b(),     testing::qwen3_8b()};
+                                            testing::qwen25_32b(),     testing::qwen3_8b(),
+                                            testing::qwen3_32b()};
   for (const auto& ref : reference) {
     SCOPED_TRACE(ref.name);
     const ModelSpec m = spec_from(ref.name, models_catalog().at(ref.name));

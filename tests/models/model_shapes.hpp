@@ -47,5 +47,12 @@ inline ModelSpec qwen3_8b() {
   m.qk_norm = true;
   return m;
 }
+// Qwen3-32B: 2 x 151,936 x 5,120 embeddings + 64 x (5,120 x 8,192 x 2 + 2 x 5,120 x 1,024
+// + 3 x 5,120 x 25,600 + 2 x 5,120 + 256) + 5,120 = 32,762,123,264 (the card's 32.8B).
+inline ModelSpec qwen3_32b() {
+  ModelSpec m = llama_like("qwen3-32b", 64, 5120, 64, 8, 25600, 151936, 32'762'123'264, 40960);
+  m.qk_norm = true;
+  return m;
+}
 
 }  // namespace kvsim::models::testing

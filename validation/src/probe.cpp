@@ -374,7 +374,8 @@ models::FittedCoefficients probe_coefficients(const ProbeFit& fit, const ProbeRe
   c.launch_floor_us = 0;
   c.dense_knee_tokens = 1e12;  // no tile steps
   c.dense_layer_us = {0, fit.t_us / layers, 0, 0};
-  c.dense_step_us = {fit.s_us, 0};
+  c.dense_step_us.assign(models::kDenseStepTerms, 0.0);
+  c.dense_step_us[0] = fit.s_us;
   c.attention_layer_us.assign(models::kAttentionTerms, 0.0);
   c.attention_layer_us[2] = fit.q_us / layers;
   c.attention_layer_us[3] = fit.r_us / layers;
