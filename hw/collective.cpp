@@ -44,6 +44,11 @@ CollectiveLink collective_link(const GpuSpec& gpu, int ranks, BytesPerSec host_d
     }
     link.hop_latency_s = 2 * latency.pcie_hop_s;  // GPU -> host, then host -> GPU
   }
+  // custom_all_reduce.py: 2, 4, 6 or 8 GPUs with P2P; beyond 2, fully NVLink-connected.
+  const bool supported_size = ranks == 2 || ranks == 4 || ranks == 6 || ranks == 8;
+  link.custom_all_reduce =
+      supported_size && (gpu.p2p || gpu.nvlink.value > 0) && (ranks == 2 || gpu.nvlink.value > 0);
+  link.custom_latency_s = latency.custom_s;
   if (ranks > 1 && !(link.rate_bytes_per_s > 0)) {
     throw InputError(Diagnostic{"", 0, 0, "gpu.host_link.bidirectional_each",
                                 "tensor parallelism needs a positive GPU-to-GPU rate (" +
@@ -57,6 +62,16 @@ double ring_all_reduce_s(double bytes, const CollectiveLink& link) {
   const double k = link.ranks;
   const double steps = 2.0 * (k - 1);
   return link.call_latency_s + steps * (link.hop_latency_s + bytes / (k * link.rate_bytes_per_s));
+}
+
+double vllm_all_reduce_s(double bytes, const CollectiveLink& link) {
+  if (link.ranks <= 1 || bytes <= 0) return 0;
+  constexpr double kCustomMaxBytes = 8.0 * 1024 * 1024;  // custom_all_reduce.py max_size
+  if (!link.custom_all_reduce || bytes >= kCustomMaxBytes) return ring_all_reduce_s(bytes, link);
+  const double k = link.ranks;
+  const double one_shot_limit = k <= 2 ? kCustomMaxBytes : (k <= 4 ? 512.0 * 1024 : 256.0 * 1024);
+  const double moved = bytes < one_shot_limit ? (k - 1) * bytes : 2.0 * (k - 1) / k * bytes;
+  return link.custom_latency_s + moved / link.rate_bytes_per_s;
 }
 
 double ring_all_gather_s(double bytes, const CollectiveLink& link) {

@@ -25,6 +25,17 @@
 //     is known. Each hop crosses PCIe twice: its latency counts twice.
 // Latencies: NCCL's own tuning model (src/graph/tuning.cc): Ring/Simple base latency 8.4 us per
 // call, per step 5.7 us over PCI and 3.4 us over NVLink (hwLat). They are parameters.
+//
+// Which all-reduce vLLM 0.19 runs (vllm/distributed/device_communicators/cuda_communicator.py
+// all_reduce; custom_all_reduce.py CustomAllreduce.should_custom_ar): its custom all-reduce
+// kernel when the group has 2, 4, 6 or 8 GPUs on one node with peer-to-peer access, every pair
+// joined by NVLink when there are more than 2 (PCIe-only GPUs get it at 2 only), and the message
+// is under 8 MiB; NCCL otherwise. The custom kernel reads the peers' buffers directly:
+//   one-shot (always at 2 GPUs; below 512 KiB for up to 4, 256 KiB for up to 8):
+//       custom_latency + (k - 1) x S / B          (each GPU reads the k - 1 others' S bytes)
+//   two-shot (larger messages): custom_latency + 2 (k - 1) / k x S / B
+// custom_latency 8 us: measured 7.5-9.2 us for 256 B - 8 KB on two RTX PRO 6000 over PCIe
+// against ~24 us for NCCL (docs/sources.md A10).
 #include "kvsim/core/units.hpp"
 #include "kvsim/hw/gpu_spec.hpp"
 
@@ -39,6 +50,7 @@ struct CollectiveLatency {
   double call_s = 8.4e-6;        // NCCL Ring/Simple base latency per call
   double pcie_hop_s = 5.7e-6;    // NCCL hwLat PCI, Ring/Simple, per ring step
   double nvlink_hop_s = 3.4e-6;  // NCCL hwLat NVLink, Ring/Simple, per ring step
+  double custom_s = 8e-6;        // vLLM's custom all-reduce kernel per call
 };
 
 // The ring of k GPUs: its bottleneck rate per direction, its per-step and per-call latency.
@@ -48,6 +60,8 @@ struct CollectiveLink {
   double rate_bytes_per_s = 0;  // B
   double hop_latency_s = 0;     // per ring step
   double call_latency_s = 0;    // per call
+  bool custom_all_reduce = false;  // vLLM's custom all-reduce applies (below 8 MiB)
+  double custom_latency_s = 0;
 };
 
 // The ring over `ranks` GPUs of one kind in one server. host_dram_bandwidth 0: not a bottleneck.
@@ -61,7 +75,11 @@ CollectiveLink collective_link(const GpuSpec& gpu, int ranks,
 double ring_all_reduce_s(double bytes, const CollectiveLink& link);
 
 // Seconds of one ring all-gather whose gathered result is `bytes` (each GPU contributes
-// bytes / k); 0 when ranks is 1 or bytes is 0.
+// bytes / k); 0 when ranks is 1 or bytes is 0. A ring reduce-scatter of `bytes` (each GPU ends
+// with bytes / k) takes the same.
 double ring_all_gather_s(double bytes, const CollectiveLink& link);
+
+// Seconds of the all-reduce vLLM picks for `bytes` (custom kernel or NCCL's ring; header).
+double vllm_all_reduce_s(double bytes, const CollectiveLink& link);
 
 }  // namespace kvsim::hw

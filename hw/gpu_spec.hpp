@@ -35,6 +35,10 @@ struct GpuSpec {
   // of the marketed bidirectional figure); 0 = no NVLink (GPU-to-GPU traffic uses PCIe).
   BytesPerSec nvlink{0};
   bool gpudirect = false;           // GPUDirect RDMA / Storage supported
+  int num_sms = 0;                  // streaming multiprocessors; 0: not stated
+  // The device name CUDA and nvidia-smi report ("NVIDIA GeForce RTX 4090"): a measured kernel
+  // profile names its GPU so, and compute.kind auto matches it to this. Empty: not stated.
+  std::string cuda_name;
   std::string source;               // citations for the figures (catalog text)
 };
 

@@ -67,7 +67,6 @@ model:
   head_dim: 64
   intermediate_size: 1536
   vocab_size: 357
-  num_params: 25500000
   max_position_embeddings: 8192
   dtype: fp16
 engine:

@@ -48,6 +48,7 @@ int cmd_run(const RunOptions& ro, const CommonOptions& co) {
   const auto sc = scenario::load_scenario(ro.scenario, lo);
 
   scenario::Simulation sim(sc);
+  for (const auto& note : sim.info().notes) std::cerr << "note: " << note << '\n';
   std::unique_ptr<io::AtomicFile> ts_file;
   std::unique_ptr<io::TimeseriesCsvWriter> ts;
   scenario::StepCallback on_step;
@@ -104,6 +105,8 @@ int cmd_check(const std::string& path, const CommonOptions& co) {
   const auto& info = sim.info();
   std::cout << path << ": ok (" << sc.name << "; GPU KV cache size: " << info.gpu_kv_cache_tokens
             << " tokens; " << info.num_engines << " engine" << (info.num_engines == 1 ? "" : "s") << ")\n";
+  std::cout << "compute model: " << info.compute_model << '\n';
+  for (const auto& note : info.notes) std::cout << "note: " << note << '\n';
   std::cout << "KV cache per engine, as vLLM sizes it:\n";
   for (const auto& line : info.memory_breakdown) std::cout << "  " << line << '\n';
   return 0;

@@ -40,6 +40,16 @@ bool Engine::admission_blocked_anyway(const Request& r, std::span<const BlockId>
   return !kv_.can_allocate(r, n, hit_tokens, hits);
 }
 
+bool Engine::full_sequence_blocked(const Request& r, std::span<const BlockId> hits, std::int64_t hit_tokens) const {
+  // scheduler_reserve_full_isl (vLLM 0.19, vllm/v1/core/sched/scheduler.py with
+  // kv_cache_manager.py can_fit_full_sequence): a waiting request is admitted only when blocks
+  // for its whole sequence (prompt and tokens generated so far, at most max_model_len) beyond
+  // its prefix-cache hits fit in the free blocks; loaded external tokens need blocks too. Only
+  // a gate: the first chunk alone is allocated.
+  return config_.scheduler_reserve_full_isl &&
+         !kv_.can_allocate(r, r.num_tokens() - r.num_computed - hit_tokens, hit_tokens, hits);
+}
+
 void Engine::add_request(Request r, SimTime now) {
   settle();
   r.arrival = now;
@@ -178,7 +188,7 @@ void Engine::schedule_waiting(Plan& plan, std::int64_t& budget) {
         // tokens counted as computed; the load runs before the step's forward pass.
         const std::int64_t computed = hit_tokens + *external;
         const std::int64_t n = std::min(r.num_tokens() - computed, budget);
-        if (!kv_.allocate_slots(r, *external + n, hit_tokens, hits)) {
+        if (full_sequence_blocked(r, hits, hit_tokens) || !kv_.allocate_slots(r, *external + n, hit_tokens, hits)) {
           connector_->release_match(r);
           // As for any head that cannot get blocks: with nothing running, nothing frees blocks
           // but the loaded requests parked behind it.
@@ -232,7 +242,7 @@ void Engine::schedule_waiting(Plan& plan, std::int64_t& budget) {
     n = std::min(n, budget);
     // Head-of-line blocking: a waiting request that cannot get blocks stops admission; waiting
     // requests never preempt running ones.
-    if (!kv_.allocate_slots(r, n, hit_tokens, hits)) {
+    if (full_sequence_blocked(r, hits, hit_tokens) || !kv_.allocate_slots(r, n, hit_tokens, hits)) {
       if (running_.empty()) admit_loaded_behind_head(plan, budget);
       break;
     }

@@ -276,6 +276,8 @@ class Engine {
   // The request's full blocks the connector stores (all those computed, or the prompt's).
   std::int64_t storable_blocks(const Request& r) const;
 
+  // Whether scheduler_reserve_full_isl keeps the waiting request out (engine.cpp).
+  bool full_sequence_blocked(const Request& r, std::span<const BlockId> hits, std::int64_t hit_tokens) const;
   // The waiting request `r` (nothing computed, GPU hit `hit_tokens` in `hits`) cannot be
   // admitted whatever the connector's match() answers: skip the match (fast path).
   bool admission_blocked_anyway(const Request& r, std::span<const BlockId> hits, std::int64_t hit_tokens,

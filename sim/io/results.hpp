@@ -109,6 +109,8 @@ struct RunInfo {
   double simulated_seconds = 0;
   std::int64_t failed_requests = 0;      // rejected by the server (e.g. longer than max_model_len)
   std::vector<std::string> memory_breakdown;  // how the KV cache size was derived, term by term
+  std::string compute_model;                  // the step-time model used and why (one line)
+  std::vector<std::string> notes;             // warnings about the run's set-up (rescaled profiles, ...)
   std::int64_t external_hit_tokens = 0;  // tokens loaded from offload tiers instead of computed
   std::vector<TierInfo> tiers;           // offload tiers, in lookup order
   std::vector<LinkInfo> links;           // links that carried KV, by kind

@@ -86,6 +86,7 @@ std::vector<Field> summary_fields(const Summary& s, const RunInfo& info) {
   fs.push_back(str_field("kvsim_version", version_of(info)));
   fs.push_back(str_field("scenario", info.scenario_name));
   fs.push_back(uint_field("seed", info.seed));
+  fs.push_back(str_field("compute_model", info.compute_model));
   fs.push_back(int_field("num_samples", s.num_samples));
   fs.push_back(num_field("warmup_percent", s.warmup_percent));
   fs.push_back(int_field("warmup_samples", s.warmup_samples));
@@ -297,6 +298,7 @@ void write_table(std::ostream& os, const Summary& s, const RunInfo& info) {
      << " tokens per request: " << format_fixed(s.max_concurrency, 2) << "x\n";
   os << "scenario = " << info.scenario_name << '\n';
   os << "seed = " << std::to_string(info.seed) << '\n';
+  if (!info.compute_model.empty()) os << "compute_model = " << info.compute_model << '\n';
   os << "kvsim_version = " << version_of(info) << '\n';
   os << kSeparator << '\n';
 }

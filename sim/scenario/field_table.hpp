@@ -141,6 +141,10 @@ struct StructTable {
   std::vector<Field> fields;
   // Non-empty for structs a `preset:` key may fill from the catalog: "gpus" or "models".
   std::string preset_catalog;
+  // Non-empty for structs a file may fill instead of a preset: the key naming the file
+  // ("hf_config" for models: a Hugging Face config.json, relative to the scenario). The preset
+  // resolver is asked with catalog "file:<key>" and the path.
+  std::string file_preset_key;
   const void* defaults = nullptr;  // a value-initialised instance
   std::function<void(void* dst, const void* src)> assign;
   // Runs after the struct's map is decoded: fills defaults that depend on other fields and
@@ -327,6 +331,10 @@ class TableBuilder {
   }
   TableBuilder& preset_catalog(std::string catalog) {
     table_.preset_catalog = std::move(catalog);
+    return *this;
+  }
+  TableBuilder& file_preset(std::string key) {
+    table_.file_preset_key = std::move(key);
     return *this;
   }
   // `check(T& obj, given, issues)`.

@@ -3,11 +3,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <system_error>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/models/hf_config.hpp"
 #include "kvsim/scenario/suggest.hpp"
 #include "kvsim/scenario/tables.hpp"
 #include "kvsim/scenario/yaml_codec.hpp"
@@ -146,13 +148,32 @@ std::string choose_catalog_dir(const LoadOptions& options, const std::string& ba
   return {};
 }
 
+// The folder of shipped fitted profiles (compute.kind auto): the option, else beside the
+// catalog (a source tree's models/profiles two folders up from scenarios/catalog, an
+// installation's profiles/ beside catalog/), else the source tree's.
+std::string choose_profiles_dir(const LoadOptions& options, const std::string& catalog_dir) {
+  if (!options.profiles_dir.empty()) return options.profiles_dir;
+  std::error_code ec;
+  if (!catalog_dir.empty()) {
+    const fs::path c(catalog_dir);
+    for (const fs::path& p : {c / ".." / ".." / "models" / "profiles", c / ".." / "profiles"}) {
+      if (fs::is_directory(p, ec)) return p.lexically_normal().string();
+    }
+  }
+#ifdef KVSIM_DEFAULT_PROFILES_DIR
+  if (fs::is_directory(KVSIM_DEFAULT_PROFILES_DIR, ec)) return KVSIM_DEFAULT_PROFILES_DIR;
+#endif
+  return {};
+}
+
 // Looks presets up in a catalog loaded on first use; catalog problems are reported once.
 class PresetSource {
  public:
-  PresetSource(std::string dir, detail::Decoder& decoder)
-      : dir_(std::move(dir)), decoder_(decoder) {}
+  PresetSource(std::string dir, fs::path base, detail::Decoder& decoder)
+      : dir_(std::move(dir)), base_(std::move(base)), decoder_(decoder) {}
 
   detail::PresetLookup operator()(const std::string& catalog, const std::string& name) {
+    if (catalog == "file:hf_config") return hf_config(name);
     if (!tried_) {
       tried_ = true;
       if (!dir_.empty()) {
@@ -194,11 +215,33 @@ class PresetSource {
   }
 
  private:
+  // A Hugging Face config.json, relative to the scenario's folder; its own problems keep its
+  // file:line:col.
+  detail::PresetLookup hf_config(const std::string& name) {
+    fs::path p(name);
+    if (p.is_relative()) p = base_ / p;
+    const std::string path = p.lexically_normal().string();
+    auto it = hf_configs_.find(path);
+    if (it == hf_configs_.end()) {
+      std::error_code ec;
+      if (!fs::exists(path, ec)) return {nullptr, ProblemClass::kBadValue, "no such file: " + path};
+      try {
+        it = hf_configs_.emplace(path, models::load_hf_config(path)).first;
+      } catch (const InputError& e) {
+        for (const auto& d : e.diagnostics()) decoder_.add(d);
+        return {};
+      }
+    }
+    return {&it->second, ProblemClass::kBadValue, ""};
+  }
+
   std::string dir_;
+  fs::path base_;
   detail::Decoder& decoder_;
   bool tried_ = false;
   bool failed_ = false;
   std::optional<Catalog> catalog_;
+  std::map<std::string, models::ModelSpec> hf_configs_;
 };
 
 // A relative path made absolute against the base folder.
@@ -273,7 +316,8 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& dis
   }
   for (const auto& o : options.overrides) apply_override(*root, o, decoder);
 
-  PresetSource presets(choose_catalog_dir(options, base.string()), decoder);
+  const std::string catalog_dir = choose_catalog_dir(options, base.string());
+  PresetSource presets(catalog_dir, base, decoder);
   decoder.set_preset_resolver([&presets](const std::string& catalog, const std::string& name) {
     return presets(catalog, name);
   });
@@ -285,6 +329,7 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& dis
     detail::sort_diagnostics(diagnostics);
     throw InputError(std::move(diagnostics));
   }
+  scenario.profiles_dir = choose_profiles_dir(options, catalog_dir);
   resolve_path(scenario.workload.input_file, base);
   resolve_path(scenario.workload.trace.file, base);
   scenario.source_file = display_name;

@@ -37,6 +37,8 @@ struct Scenario {
   // Where it came from, and the resolved tree (after overrides and presets) as YAML text.
   std::string source_file;
   std::string resolved_yaml;
+  // The folder of shipped fitted profiles compute.kind auto chooses from (LoadOptions).
+  std::string profiles_dir;
 };
 
 // One `--set path=value` override, e.g. {"engine.max_num_seqs", "128"}.
@@ -55,6 +57,10 @@ struct LoadOptions {
   // and the catalog search start from; empty: the folder of the scenario file (for
   // load_scenario_text: of display_name, or the current folder).
   std::string base_dir;
+  // Folder of the shipped fitted profiles (models/profiles/*.yaml) for compute.kind auto; empty:
+  // beside the catalog in use (a source tree's models/profiles, an installation's profiles/),
+  // else the source tree's models/profiles.
+  std::string profiles_dir;
 };
 
 // Throws InputError with every diagnostic found.

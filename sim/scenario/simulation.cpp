@@ -24,6 +24,7 @@
 #include "kvsim/models/roofline.hpp"
 #include "kvsim/models/tensor_parallel.hpp"
 #include "kvsim/models/tensor_parallel_model.hpp"
+#include "kvsim/scenario/compute_factory.hpp"
 #include "kvsim/version.hpp"
 #include "kvsim/workload/make_driver.hpp"
 
@@ -53,72 +54,6 @@ std::string gib(Bytes b) {
   os.precision(2);
   os << std::fixed << b.as_double() / static_cast<double>(kGiB.value) << " GiB";
   return os.str();
-}
-
-models::DeviceFigures device_figures(const hw::GpuSpec& gpu, const models::ModelSpec& model) {
-  models::DeviceFigures d;
-  d.memory = gpu.memory;
-  d.memory_bandwidth = gpu.memory_bandwidth;
-  const bool fp8 = model.dtype == models::DType::kFp8 && gpu.fp8_dense.value > 0;
-  d.tensor_flops = fp8 ? gpu.fp8_dense : gpu.bf16_dense;
-  d.bf16_flops = gpu.bf16_dense;
-  return d;
-}
-
-// Paths in a scenario are relative to the scenario file's folder ("." for a scenario not read
-// from a file).
-std::string scenario_dir(const Scenario& sc) {
-  const std::string dir =
-      sc.source_file.empty() ? std::string() : std::filesystem::path(sc.source_file).parent_path().string();
-  return dir.empty() ? std::string(".") : dir;
-}
-
-std::string scenario_relative(const Scenario& sc, const std::string& path) {
-  return workload::resolve_path(path, scenario_dir(sc));
-}
-
-std::unique_ptr<models::ComputeModel> make_compute_model(const Scenario& sc) {
-  const auto& server = sc.hardware.servers.front();
-  const auto& gpu = server.gpu;
-  const auto& c = sc.compute;
-  const int tp = sc.engine.tensor_parallel_size;
-  // The measured profiles are of BF16 weights and KV on one GPU: other configurations rescale
-  // them by the roofline (models/tensor_parallel_model.hpp).
-  const bool profiled_as_is = tp == 1 && sc.model.dtype == models::DType::kBf16 &&
-                              sc.model.kv_dtype == models::DType::kBf16;
-  std::unique_ptr<models::ComputeModel> inner;
-  bool rescale = false;
-  if (c.kind == "profile") {
-    const auto bundle = models::load_profile_bundle(scenario_relative(sc, c.profile.bundle_dir));
-    inner = std::make_unique<models::ProfileModel>(bundle, sc.model, c.profile);
-    rescale = !profiled_as_is;
-  } else if (c.kind == "fitted") {
-    auto coefficients = models::load_fitted_yaml(scenario_relative(sc, c.profile.fitted_path));
-    inner = std::make_unique<models::FittedModel>(std::move(coefficients), sc.model, c.profile);
-    rescale = !profiled_as_is;
-  } else {
-    inner = std::make_unique<models::RooflineModel>(sc.model, device_figures(gpu, sc.model), c.roofline, tp);
-  }
-  if (tp == 1 && !rescale) return inner;
-  std::unique_ptr<models::RooflineModel> profiled;
-  std::unique_ptr<models::RooflineModel> target;
-  if (rescale) {
-    models::ModelSpec as_profiled = sc.model;
-    as_profiled.dtype = models::DType::kBf16;
-    as_profiled.kv_dtype = models::DType::kBf16;
-    profiled = std::make_unique<models::RooflineModel>(as_profiled, device_figures(gpu, as_profiled), c.roofline);
-    target = std::make_unique<models::RooflineModel>(sc.model, device_figures(gpu, sc.model), c.roofline, tp);
-  }
-  models::CollectiveTime all_reduce;
-  models::CollectiveTime all_gather;
-  if (tp > 1) {
-    const hw::CollectiveLink link = hw::collective_link(gpu, tp, server.host.dram_bandwidth);
-    all_reduce = [link](double bytes) { return hw::ring_all_reduce_s(bytes, link); };
-    all_gather = [link](double bytes) { return hw::ring_all_gather_s(bytes, link); };
-  }
-  return std::make_unique<models::TensorParallelModel>(std::move(inner), sc.model, tp, std::move(all_reduce),
-                                                       std::move(all_gather), std::move(profiled),
-                                                       std::move(target));
 }
 
 }  // namespace
@@ -182,7 +117,8 @@ struct Simulation::Impl : workload::WorkloadContext {
   std::uint64_t submit(workload::RequestSpec spec) override;
   int route(const workload::RequestSpec& spec, const engine::Request& r);
   int least_loaded(const std::vector<int>& candidates) const;
-  int load(int e) const;  // requests running and waiting on engine e
+  int load(int u) const;  // requests running and waiting on unit u (an engine or a DP group)
+  int rank_in_group(int u) const;
   enum class Routing { kSessionAffinity, kRoundRobin, kLeastLoaded, kPrefixAware };
   static Routing routing_of(const std::string& policy);
   Routing routing = routing_of(scenario.routing.policy);
@@ -259,6 +195,7 @@ Simulation::Impl::Impl(const Scenario& s, std::unique_ptr<workload::Driver> cust
       sc.engine.max_model_len > 0 ? sc.engine.max_model_len : sc.model.max_position_embeddings;
   // Tensor parallelism: each replica spans tp GPUs of one server (models/tensor_parallel.hpp).
   const int tp = sc.engine.tensor_parallel_size;
+  const int dp = sc.engine.data_parallel_size;
   for (std::size_t i = 0; i < sc.hardware.servers.size(); ++i) {
     if (sc.hardware.servers[i].gpus_per_server % tp != 0) {
       throw InputError(Diagnostic{sc.source_file, 0, 0, "engine.tensor_parallel_size",
@@ -266,9 +203,21 @@ Simulation::Impl::Impl(const Scenario& s, std::unique_ptr<workload::Driver> cust
                                       std::to_string(sc.hardware.servers[i].gpus_per_server) + "), got " +
                                       std::to_string(tp)});
     }
+    if (sc.hardware.servers[i].gpus_per_server % (tp * dp) != 0) {
+      throw InputError(Diagnostic{sc.source_file, 0, 0, "engine.data_parallel_size",
+                                  "tensor_parallel_size x data_parallel_size (" + std::to_string(tp * dp) +
+                                      ") must divide hardware.servers." + std::to_string(i) +
+                                      ".gpus_per_server (" + std::to_string(sc.hardware.servers[i].gpus_per_server) +
+                                      "): a deployment's ranks share one server"});
+    }
   }
+  if (sc.engine.enable_expert_parallel && !sc.model.is_moe()) {
+    throw InputError(Diagnostic{sc.source_file, 0, 0, "engine.enable_expert_parallel",
+                                sc.model.name + " has no experts (num_experts 0)"});
+  }
+  const models::MoeLayout layout = moe_layout(sc);
   try {
-    models::check_tensor_parallel(sc.model, tp);
+    models::check_tensor_parallel(sc.model, tp, sc.model.is_moe() ? layout.expert_parallel_size : 1);
   } catch (const InputError& e) {
     std::vector<Diagnostic> ds = e.diagnostics();
     for (auto& d : ds) d.file = sc.source_file;
@@ -286,6 +235,16 @@ Simulation::Impl::Impl(const Scenario& s, std::unique_ptr<workload::Driver> cust
   mem.enforce_eager = sc.engine.enforce_eager;
   mem.num_gpu_blocks_override = sc.engine.num_gpu_blocks_override;
   mem.tensor_parallel_size = tp;
+  mem.expert_parallel_size = layout.expert_parallel_size;
+  // What changed between vLLM releases (docs/models.md "vLLM versions"): 0.10 profiles no CUDA
+  // graph memory before its last reading and samples with FlashInfer in the profile run.
+  const bool v010 = engine::vllm_version_code(sc.engine.vllm_version) < 11;
+  mem.non_torch_memory = sc.engine.non_torch_memory.value > 0
+                             ? sc.engine.non_torch_memory
+                             : (v010 ? Bytes{static_cast<std::int64_t>(0.35 * static_cast<double>(kGiB.value))}
+                                     : mem.non_torch_memory);
+  if (v010) mem.sampler_profile = models::SamplerProfile::kFlashInferTopKTopP;
+  if (gpu.num_sms > 0) mem.gpu_num_sms = gpu.num_sms;
   const models::MemoryBreakdown kv = models::kv_capacity(mem);
   if (kv.num_blocks < 2) {
     throw InputError(Diagnostic{sc.source_file, 0, 0, "engine.gpu_memory_utilization",
@@ -307,7 +266,10 @@ Simulation::Impl::Impl(const Scenario& s, std::unique_ptr<workload::Driver> cust
     throw InputError(Diagnostic{sc.source_file, 0, 0, "engine.max_model_len", os.str()});
   }
 
-  compute = make_compute_model(sc);
+  ComputeChoice choice = make_compute_model(sc);
+  compute = std::move(choice.model);
+  info.compute_model = choice.description;
+  info.notes = std::move(choice.notes);
   for (const auto& server : sc.hardware.servers) {
     for (int c = 0; c < server.count; ++c) {
       for (int g = 0; g < server.gpus_per_server / tp; ++g) {
@@ -349,17 +311,46 @@ Simulation::Impl::Impl(const Scenario& s, std::unique_ptr<workload::Driver> cust
   info.max_concurrency = static_cast<double>(kv.kv_tokens) / static_cast<double>(max_model_len);
   info.num_engines = static_cast<int>(engines.size());
   info.memory_breakdown = kv.explanation;
+  if (dp > 1) {
+    info.memory_breakdown.insert(info.memory_breakdown.begin(),
+                                 "data parallel " + std::to_string(dp) + ": " + std::to_string(dp) +
+                                     " engines per deployment, each sized as below");
+  }
 }
 
-int Simulation::Impl::load(int e) const {
-  const auto& eng = *engines[static_cast<std::size_t>(e)];
-  return eng.num_running() + eng.num_waiting();
+int Simulation::Impl::load(int u) const {
+  // Requests running and waiting on the unit's engines (one engine, or a data-parallel group).
+  const int dp = scenario.engine.data_parallel_size;
+  int n = 0;
+  for (int e = u * dp; e < (u + 1) * dp; ++e) {
+    const auto& eng = *engines[static_cast<std::size_t>(e)];
+    n += eng.num_running() + eng.num_waiting();
+  }
+  return n;
 }
 
 int Simulation::Impl::least_loaded(const std::vector<int>& candidates) const {
   int best = candidates.front();
-  for (const int e : candidates) {
-    if (load(e) < load(best)) best = e;
+  for (const int u : candidates) {
+    if (load(u) < load(best)) best = u;
+  }
+  return best;
+}
+
+int Simulation::Impl::rank_in_group(int u) const {
+  // vLLM's data-parallel load balancing (vllm/v1/engine/core_client.py DPLBAsyncMPClient
+  // get_core_engine_for_request): the rank with the lowest waiting x 4 + running, the first
+  // scanned on ties (one API server: from rank 0).
+  const int dp = scenario.engine.data_parallel_size;
+  int best = u * dp;
+  std::int64_t best_score = -1;
+  for (int e = u * dp; e < (u + 1) * dp; ++e) {
+    const auto& eng = *engines[static_cast<std::size_t>(e)];
+    const std::int64_t score = 4 * static_cast<std::int64_t>(eng.num_waiting()) + eng.num_running();
+    if (best_score < 0 || score < best_score) {
+      best = e;
+      best_score = score;
+    }
   }
   return best;
 }
@@ -373,47 +364,54 @@ Simulation::Impl::Routing Simulation::Impl::routing_of(const std::string& policy
 }
 
 int Simulation::Impl::route(const workload::RequestSpec& spec, const engine::Request& r) {
-  const auto n = static_cast<int>(engines.size());
-  if (n == 1) return 0;
+  // The policy picks a unit: an engine, or with data_parallel_size d > 1 a deployment of d
+  // engines, whose API server then picks the rank (rank_in_group).
+  const int dp = scenario.engine.data_parallel_size;
+  const auto n = static_cast<int>(engines.size()) / dp;
+  auto rank = [&](int u) { return dp == 1 ? u : rank_in_group(u); };
+  if (n == 1) return rank(0);
   auto round_robin = [&] {
-    const int e = next_server;
+    const int u = next_server;
     next_server = (next_server + 1) % n;
-    return e;
+    return u;
   };
   switch (routing) {
     case Routing::kRoundRobin:
-      return round_robin();
+      return rank(round_robin());
     case Routing::kLeastLoaded:
       route_scratch.resize(static_cast<std::size_t>(n));
-      for (int e = 0; e < n; ++e) route_scratch[static_cast<std::size_t>(e)] = e;
-      return least_loaded(route_scratch);
+      for (int u = 0; u < n; ++u) route_scratch[static_cast<std::size_t>(u)] = u;
+      return rank(least_loaded(route_scratch));
     case Routing::kPrefixAware: {
-      // The engine whose GPU prefix cache holds the longest prefix of the request; ties (and no
+      // The unit whose GPU prefix caches hold the longest prefix of the request; ties (and no
       // hit anywhere) go to the least loaded of them.
       std::int64_t best_hit = -1;
       std::vector<int>& best = route_scratch;
       best.clear();
-      for (int e = 0; e < n; ++e) {
-        const std::int64_t hit = engines[static_cast<std::size_t>(e)]->kv().cached_prefix_blocks(r.block_hashes);
+      for (int u = 0; u < n; ++u) {
+        std::int64_t hit = 0;
+        for (int e = u * dp; e < (u + 1) * dp; ++e) {
+          hit = std::max(hit, engines[static_cast<std::size_t>(e)]->kv().cached_prefix_blocks(r.block_hashes));
+        }
         if (hit > best_hit) {
           best_hit = hit;
           best.clear();
         }
-        if (hit == best_hit) best.push_back(e);
+        if (hit == best_hit) best.push_back(u);
       }
-      return least_loaded(best);
+      return rank(least_loaded(best));
     }
     case Routing::kSessionAffinity:
       break;
   }
-  // session_affinity: a conversation stays on the engine that served its first turn (its KV is
+  // session_affinity: a conversation stays on the unit that served its first turn (its KV is
   // there); new conversations and requests without one go round robin.
-  if (spec.conversation_id < 0) return round_robin();
+  if (spec.conversation_id < 0) return rank(round_robin());
   auto it = conversation_server.find(spec.conversation_id);
-  if (it != conversation_server.end()) return it->second;
-  const int e = round_robin();
-  conversation_server.emplace(spec.conversation_id, e);
-  return e;
+  if (it != conversation_server.end()) return rank(it->second);
+  const int u = round_robin();
+  conversation_server.emplace(spec.conversation_id, u);
+  return rank(u);
 }
 
 std::uint64_t Simulation::Impl::submit(workload::RequestSpec spec) {

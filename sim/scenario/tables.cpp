@@ -1,5 +1,7 @@
 #include "kvsim/scenario/tables.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <limits>
 #include <sstream>
 #include <string_view>
@@ -69,6 +71,13 @@ StructTable make_gpu_table() {
                  "host memory without p2p).",
                  Range::at_least(0))
       .boolean("gpudirect", &hw::GpuSpec::gpudirect, "GPUDirect RDMA / Storage supported.")
+      .integer("num_sms", &hw::GpuSpec::num_sms,
+               "Streaming multiprocessors (vLLM's sampler buffer in the memory profile scales "
+               "with them); 0: not stated (128 is assumed).",
+               Range::at_least(0))
+      .string("cuda_name", &hw::GpuSpec::cuda_name,
+              "Device name as CUDA and nvidia-smi report it; a measured kernel profile of this "
+              "name is what compute.kind auto picks.")
       .string("source", &hw::GpuSpec::source, "Citations for the figures.")
       .build();
 }
@@ -197,8 +206,11 @@ StructTable make_model_table() {
   return TableBuilder<ModelSpec>(
              "ModelSpec",
              "The shape of a decoder-only LLM (Hugging Face config.json names). `preset: <name>` "
-             "copies an entry of the catalog's models.yaml; keys beside it override it.")
+             "copies an entry of the catalog's models.yaml, `hf_config: <config.json>` reads a "
+             "Hugging Face config (llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, qwen2_moe; "
+             "relative to the scenario); keys beside either override it.")
       .preset_catalog("models")
+      .file_preset("hf_config")
       .string("name", &ModelSpec::name, "Catalog name, e.g. llama-3.1-8b.")
       .string("hf_id", &ModelSpec::hf_id, "Hugging Face id, e.g. meta-llama/Llama-3.1-8B-Instruct.")
       .integer("num_layers", &ModelSpec::num_layers, "Decoder layers (num_hidden_layers).",
@@ -221,9 +233,10 @@ StructTable make_model_table() {
       .required()
       .integer("vocab_size", &ModelSpec::vocab_size, "Vocabulary size.", Range::at_least(1))
       .required()
-      .int64("num_params", &ModelSpec::num_params, "Total parameters, embeddings included.",
+      .int64("num_params", &ModelSpec::num_params,
+             "Total parameters, embeddings included; derived from the shape (docs/models.md), so "
+             "a value given here must equal it.",
              Range::at_least(1))
-      .required()
       .boolean("tie_word_embeddings", &ModelSpec::tie_word_embeddings,
                "Input and output embeddings share one matrix.")
       .integer("max_position_embeddings", &ModelSpec::max_position_embeddings,
@@ -243,6 +256,21 @@ StructTable make_model_table() {
                Range::at_least(1))
       .boolean("qkv_bias", &ModelSpec::qkv_bias, "q/k/v projections carry biases (Qwen2.5).")
       .boolean("qk_norm", &ModelSpec::qk_norm, "Per-head RMSNorm on q and k (Qwen3).")
+      .integer("num_experts", &ModelSpec::num_experts,
+               "Routed experts per MoE layer (num_experts, Mixtral's num_local_experts); 0: a "
+               "dense model.",
+               Range::at_least(0))
+      .integer("num_experts_per_tok", &ModelSpec::num_experts_per_tok,
+               "Experts each token runs through (top-k).", Range::at_least(0))
+      .integer("moe_intermediate_size", &ModelSpec::moe_intermediate_size,
+               "Inner width of one expert (Mixtral: its intermediate_size).", Range::at_least(0))
+      .integer("shared_expert_intermediate_size", &ModelSpec::shared_expert_intermediate_size,
+               "Inner width of a shared expert every token runs through (Qwen2-MoE); 0: none.",
+               Range::at_least(0))
+      .integer("num_dense_layers", &ModelSpec::num_dense_layers,
+               "Layers of an MoE model whose MLP is dense (intermediate_size): mlp_only_layers and "
+               "the layers decoder_sparse_step skips.",
+               Range::at_least(0))
       .string("source", &ModelSpec::source, "Citations for the figures.")
       .check([](ModelSpec& m, const KeyGiven& given, std::vector<FieldIssue>& issues) {
         if (given("dtype") && !given("kv_dtype")) {
@@ -261,6 +289,35 @@ StructTable make_model_table() {
                 "must divide num_attention_heads (" + std::to_string(m.num_attention_heads) +
                     "), got " + std::to_string(m.num_kv_heads));
         }
+        if (m.num_experts > 0) {
+          if (m.num_experts_per_tok < 1 || m.num_experts_per_tok > m.num_experts) {
+            issue(issues, "num_experts_per_tok", ProblemClass::kBadValue,
+                  "must lie in [1, num_experts = " + std::to_string(m.num_experts) + "] for an MoE model, got " +
+                      std::to_string(m.num_experts_per_tok));
+          }
+          if (m.moe_intermediate_size < 1) {
+            issue(issues, "moe_intermediate_size", ProblemClass::kBadValue, "must be at least 1 for an MoE model");
+          }
+          if (m.num_dense_layers >= m.num_layers) {
+            issue(issues, "num_dense_layers", ProblemClass::kBadValue,
+                  "must be less than num_layers (" + std::to_string(m.num_layers) + ") for an MoE model");
+          }
+        } else if (m.num_experts_per_tok > 0 || m.moe_intermediate_size > 0 || m.num_dense_layers > 0 ||
+                   m.shared_expert_intermediate_size > 0) {
+          issue(issues, "num_experts", ProblemClass::kBadValue,
+                "the MoE keys need num_experts > 0 (0 is a dense model)");
+        }
+        // Parameters follow from the shape; a number given beside it must agree (a stale count
+        // would silently change the weight bytes and so the KV capacity).
+        if (issues.empty() && m.num_layers > 0 && m.hidden_size > 0 && m.head_dim > 0) {
+          const std::int64_t derived = models::params_from_shape(m);
+          if (given("num_params") && m.num_params != derived) {
+            issue(issues, "num_params", ProblemClass::kBadValue,
+                  "disagrees with the shape: the shape gives " + std::to_string(derived) +
+                      " parameters (docs/models.md); remove num_params or fix the shape");
+          }
+          m.num_params = derived;
+        }
       })
       .build();
 }
@@ -269,12 +326,20 @@ StructTable make_engine_table() {
   using engine::EngineConfig;
   return TableBuilder<EngineConfig>(
              "EngineConfig",
-             "vLLM V1 engine arguments with vLLM's names; defaults are `vllm serve`'s for a GPU "
-             "under 70 GiB (vllm/engine/arg_utils.py get_batch_defaults).")
-      .integer("max_num_seqs", &EngineConfig::max_num_seqs, "Most sequences in one step.",
-               Range::at_least(1))
+             "vLLM V1 engine arguments with vLLM's names; defaults are `vllm serve`'s for the GPU "
+             "and the vLLM version (vllm/engine/arg_utils.py get_batch_defaults).")
+      .string("vllm_version", &EngineConfig::vllm_version,
+              "The vLLM release modelled (\"major.minor\", 0.10 or later): picks the defaults of "
+              "async_scheduling (0.14+), scheduler_reserve_full_isl (0.19+) and the CUDA graph "
+              "mode (full graphs for decode steps from 0.11; docs/engine.md \"vLLM versions\").")
+      .integer("max_num_seqs", &EngineConfig::max_num_seqs,
+               "Most sequences in one step; 0: vllm serve's default (1024 on GPUs with 70 GiB or "
+               "more but the A100, else 256).",
+               Range::at_least(0))
       .integer("max_num_batched_tokens", &EngineConfig::max_num_batched_tokens,
-               "Token budget of one step.", Range::at_least(1))
+               "Token budget of one step; 0: vllm serve's default (8192 on GPUs with 70 GiB or more "
+               "but the A100, else 2048).",
+               Range::at_least(0))
       .real("gpu_memory_utilization", &EngineConfig::gpu_memory_utilization,
             "Fraction of GPU memory the instance may use (weights, activations, KV cache).",
             Range::open_closed(0, 1))
@@ -288,7 +353,15 @@ StructTable make_engine_table() {
                "Longest prompt + output; 0 means the model's max_position_embeddings.",
                Range::at_least(0))
       .boolean("async_scheduling", &EngineConfig::async_scheduling,
-               "Schedule step N+1 while step N runs.")
+               "Schedule step N+1 while step N runs; default: on from vLLM 0.14.")
+      .boolean("scheduler_reserve_full_isl", &EngineConfig::scheduler_reserve_full_isl,
+               "Admit a waiting request only when its whole prompt beyond its cache hits fits in "
+               "the free KV blocks (vllm/config/scheduler.py); default: on from vLLM 0.19.")
+      .bytes("non_torch_memory", &EngineConfig::non_torch_memory,
+             "Memory outside PyTorch's allocator that vLLM's start-up profile subtracts (its log's "
+             "non_torch_memory); 0B: the version's default (0.6GiB from vLLM 0.11 on, 0.35GiB for "
+             "0.10; docs/models.md).",
+             Range::at_least(0))
       .int64("num_gpu_blocks_override", &EngineConfig::num_gpu_blocks_override,
              "KV cache blocks; 0 derives them from memory as vLLM does.", Range::at_least(0))
       .integer("long_prefill_token_threshold", &EngineConfig::long_prefill_token_threshold,
@@ -301,10 +374,38 @@ StructTable make_engine_table() {
                "server's GPUs and the model's attention heads. Replicas per server = GPUs / "
                "this; docs/models.md \"Tensor parallelism\".",
                Range::closed(1, 8))
+      .integer("data_parallel_size", &EngineConfig::data_parallel_size,
+               "Data-parallel ranks per deployment (vLLM --data-parallel-size): engines of "
+               "tensor_parallel_size GPUs each behind one API server; an MoE model's ranks pass "
+               "every MoE layer together. tensor_parallel_size x this must divide each server's "
+               "GPUs.",
+               Range::closed(1, 64))
+      .boolean("enable_expert_parallel", &EngineConfig::enable_expert_parallel,
+               "Split an MoE model's experts over tensor_parallel_size x data_parallel_size GPUs "
+               "(vLLM --enable-expert-parallel).")
       .time("output_latency", &EngineConfig::output_latency,
             "Time from a token leaving the engine to the client seeing it (API server, "
             "detokenizer, network), added to every streamed token.",
             Range::at_least(0))
+      .check([](EngineConfig& e, const KeyGiven& given, std::vector<FieldIssue>& issues) {
+        const int v = engine::vllm_version_code(e.vllm_version);
+        if (v < 0) {
+          issue(issues, "vllm_version", ProblemClass::kBadValue,
+                "expected a version like \"0.19\" or \"0.10.1.1\", got \"" + e.vllm_version + "\"");
+          return;
+        }
+        if (v < 10) {
+          issue(issues, "vllm_version", ProblemClass::kOutOfRange,
+                "kvsim models vLLM V1 from 0.10 on, got " + e.vllm_version);
+          return;
+        }
+        // Defaults that changed between releases (docs/engine.md "vLLM versions").
+        if (!given("async_scheduling")) e.async_scheduling = v >= 14;
+        if (!given("scheduler_reserve_full_isl")) e.scheduler_reserve_full_isl = v >= 19;
+        e.full_cuda_graphs = v >= 11;
+        e.max_num_seqs_auto = !given("max_num_seqs") || e.max_num_seqs == 0;
+        e.max_num_batched_tokens_auto = !given("max_num_batched_tokens") || e.max_num_batched_tokens == 0;
+      })
       .build();
 }
 
@@ -363,9 +464,13 @@ StructTable make_profile_params_table() {
 StructTable make_compute_table() {
   using models::ComputeSpec;
   return TableBuilder<ComputeSpec>("ComputeSpec", "How long one engine step takes.")
-      .choice("kind", &ComputeSpec::kind, {"roofline", "profile", "fitted"},
-              "roofline: from the GPU's and model's figures; profile: interpolated measured "
-              "kernel tables; fitted: a compact model fitted to them (docs/calibration.md).")
+      .choice("kind", &ComputeSpec::kind, {"auto", "roofline", "profile", "fitted"},
+              "auto: the shipped calibration (models/profiles/) measured on the scenario's GPU "
+              "with a model of the same shape, dtype and tensor-parallel degree, else the "
+              "roofline; roofline: from the GPU's and model's figures; profile: interpolated "
+              "measured kernel tables; fitted: a compact model fitted to them "
+              "(docs/calibration.md). A profile of another GPU, model or degree is rescaled by "
+              "the roofline, with a note.")
       .nested("roofline", &ComputeSpec::roofline, roofline_table(), "Roofline parameters.")
       .nested("profile", &ComputeSpec::profile, profile_params_table(),
               "Profile and fitted model parameters.")
@@ -681,6 +786,22 @@ StructTable make_scenario_table() {
       .required()
       .nested("output", &Scenario::output, output_table(), "Result sinks.")
       .check([](Scenario& s, const KeyGiven&, std::vector<FieldIssue>& issues) {
+        // vllm serve's batch limits for the GPU (vllm/engine/arg_utils.py get_batch_defaults,
+        // the same rule in 0.10 and 0.19): 8192 tokens and 1024 sequences on a device of 70 GiB
+        // or more that is not an A100, else 2048 and 256; then max_num_seqs <= the token budget.
+        {
+          auto& ew = s.engine;
+          if (ew.max_num_seqs_auto || ew.max_num_batched_tokens_auto) {
+            const auto& gpu = s.hardware.servers.empty() ? hw::GpuSpec{} : s.hardware.servers.front().gpu;
+            std::string name = gpu.name + " " + gpu.cuda_name;
+            for (auto& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+            const bool large = gpu.memory.value >= 70 * kGiB.value && name.find("a100") == std::string::npos;
+            if (ew.max_num_batched_tokens_auto) ew.max_num_batched_tokens = large ? 8192 : 2048;
+            if (ew.max_num_seqs_auto) {
+              ew.max_num_seqs = std::min(large ? 1024 : 256, ew.max_num_batched_tokens);
+            }
+          }
+        }
         // vLLM refuses these engine settings at start-up: ModelConfig (max_model_len beyond
         // the model's max_position_embeddings) and SchedulerConfig.verify_max_model_len
         // (vllm/config/scheduler.py).

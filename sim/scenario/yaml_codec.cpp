@@ -258,6 +258,7 @@ void Decoder::decode_struct(const YAML::Node& node, void* obj, const StructTable
   };
   std::map<std::string, Entry> given;
   std::optional<Entry> preset;
+  std::optional<Entry> file_preset;
   if (!empty) {
     for (auto it = node.begin(); it != node.end(); ++it) {
       const YAML::Node key = it->first;
@@ -279,8 +280,18 @@ void Decoder::decode_struct(const YAML::Node& node, void* obj, const StructTable
         preset = Entry{key, value, here};
         continue;
       }
+      if (!t.file_preset_key.empty() && name == t.file_preset_key && resolver_) {
+        if (file_preset) {
+          report(key, here, key_path,
+                 "duplicate key (first given at line " + std::to_string(file_preset->key.Mark().line + 1) + ")");
+          continue;
+        }
+        file_preset = Entry{key, value, here};
+        continue;
+      }
       if (t.find(name) == nullptr) {
         std::vector<std::string> valid = t.keys();
+        if (!t.file_preset_key.empty() && resolver_) valid.insert(valid.begin(), t.file_preset_key);
         if (presets) valid.insert(valid.begin(), "preset");
         const std::string hint = closest_name(name, valid);
         report(key, here, key_path,
@@ -304,6 +315,24 @@ void Decoder::decode_struct(const YAML::Node& node, void* obj, const StructTable
         t.assign(obj, found.entry);
       } else if (!found.message.empty()) {
         report(preset->value, preset->label, preset_path, found.message);
+      }
+    }
+  }
+  if (file_preset) {
+    const std::string file_path = join_path(path, t.file_preset_key);
+    satisfied = true;
+    if (preset) {
+      report(file_preset->key, file_preset->label, file_path,
+             "give either preset or " + t.file_preset_key + ", not both");
+    } else if (!file_preset->value.IsScalar()) {
+      report(file_preset->value, file_preset->label, file_path,
+             "expected a file path, got " + describe_node(file_preset->value));
+    } else {
+      const PresetLookup found = resolver_("file:" + t.file_preset_key, file_preset->value.Scalar());
+      if (found.entry != nullptr) {
+        t.assign(obj, found.entry);
+      } else if (!found.message.empty()) {
+        report(file_preset->value, file_preset->label, file_path, found.message);
       }
     }
   }

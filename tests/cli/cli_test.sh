@@ -126,5 +126,33 @@ grep -q "<svg" "$work/cc.html"; check "cache-curve --html writes a chart" $?
 [ $? -eq 0 ] && python3 -c "import json,sys; s=json.load(open(sys.argv[1])); assert s['requests']==250 and s['format']=='mooncake'" "$work/ts.json"
 check "trace-stats JSON counts the sample's 250 requests" $?
 
+# 13. GPUs and models beyond the 4090: check-scenario names the compute model chosen and, for the
+#     data-parallel MoE example, each rank's weights and KV cache; calibrate fits a bundle per
+#     tensor-parallel degree with every component's median error under 5 %.
+moe="$src/scenarios/examples/rtxpro6000-qwen3-30b-a3b-multiturn.yaml"
+"$kvsim" check-scenario "$moe" >"$work/out" 2>"$work/err"; rc=$?
+[ $rc -eq 0 ] && grep -q "compute model: auto: fitted .*rtxpro6000-qwen3-30b-a3b-instruct-2507-vllm0.19-tp1.yaml" "$work/out" &&
+  grep -q "64 of the 128 experts" "$work/out" && grep -q "GPU KV cache size = " "$work/out" && grep -q "2 engines" "$work/out"
+check "check-scenario on the MoE example: compute model, per-rank weights and KV" $?
+# A small bundle of two degrees (the Qwen3-32B tables, attention cut to its first 400 rows so
+# that the fit is quick under the sanitizers): one fitted file per degree, recording its degree.
+b="$work/bundle"
+mkdir -p "$b/tp1" "$b/tp2"
+cp "$src/models/profiles/rtxpro6000-qwen3-32b-vllm0.19/meta.yaml" "$b/"
+for t in tp1 tp2; do
+  cp "$src/models/profiles/rtxpro6000-qwen3-32b-vllm0.19/$t/dense.csv" "$src/models/profiles/rtxpro6000-qwen3-32b-vllm0.19/$t/per_sequence.csv" "$b/$t/"
+  head -401 "$src/models/profiles/rtxpro6000-qwen3-32b-vllm0.19/$t/attention.csv" >"$b/$t/attention.csv"
+done
+"$kvsim" calibrate --profile "$b" --out "$work/fits/" >"$work/out" 2>"$work/err"; rc=$?
+[ $rc -eq 0 ] && grep -q "tensor_parallel_size: 2" "$work/fits/bundle-tp2.yaml" && grep -q "tensor_parallel_size: 1" "$work/fits/bundle-tp1.yaml" &&
+  grep -q "= qwen3-32b" "$work/out" && grep -q "= rtx-pro-6000-server" "$work/out"
+check "calibrate: a bundle of two degrees writes one file per degree" $?
+"$kvsim" calibrate --profile "$b" --tp 4 >"$work/out" 2>"$work/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "no tables for tensor-parallel degree 4" "$work/err"; check "calibrate: a missing degree -> exit 2" $?
+"$kvsim" calibrate --roofline "$src/models/profiles/rtx4090-llama-3.1-8b-vllm0.19.yaml" \
+  "$src/models/profiles/rtxpro6000-llama-3.1-8b-vllm0.19-tp1.yaml" >"$work/out" 2>"$work/err"; rc=$?
+[ $rc -eq 0 ] && grep -q "^mean (the roofline's defaults)" "$work/out" && grep -q "leave-one-GPU-out" "$work/out"
+check "calibrate --roofline: anchors of two GPUs, their mean, leave-one-GPU-out" $?
+
 echo "$pass passed, $failures failed"
 [ $failures -eq 0 ]

@@ -40,6 +40,25 @@ TEST(Scheduler, TokenBudgetSplitsPrefillsAndRunningComeFirst) {
   EXPECT_EQ(e.current_step().prefill_requests, 1);
 }
 
+// scheduler_reserve_full_isl (vLLM 0.19): a waiting request is admitted only when blocks for its
+// whole prompt fit, not just its first chunk. 64 usable blocks of 16 tokens = 1,024 tokens; A's
+// 600-token prompt takes 38 blocks, leaving 26 (416 tokens). B's 1,000-token prompt needs 63
+// blocks: with the gate it waits although a 400-token first chunk would fit; without the gate
+// it gets that chunk in the same step.
+TEST(Scheduler, ReserveFullIslGatesAdmissionOnTheWholePrompt) {
+  FixedCompute compute;
+  for (const bool gate : {true, false}) {
+    EngineConfig c = config(1000);
+    c.scheduler_reserve_full_isl = gate;
+    Engine e(c, 65, 8192, compute);
+    e.add_request(make_request(1, 600, 4, 1), 0);
+    e.add_request(make_request(2, 1000, 4, 2), 0);
+    ASSERT_TRUE(e.start(0));
+    EXPECT_EQ(e.num_running(), gate ? 1 : 2) << "gate " << gate;
+    EXPECT_EQ(e.current_step().batch_tokens, gate ? 600 : 1000) << "gate " << gate;
+  }
+}
+
 // max_num_seqs caps the number of running requests; the rest wait.
 TEST(Scheduler, MaxNumSeqsCapsAdmission) {
   FixedCompute compute;

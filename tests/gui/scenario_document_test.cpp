@@ -45,7 +45,7 @@ TEST(ScenarioDocument, EditMeansWhatTheOverrideMeans) {
   ASSERT_TRUE(doc.open(kExample));
   ASSERT_TRUE(doc.set_value("hardware.servers.0.gpu.memory", "48GiB"));  // a key beside `preset`
   const auto with_override = scenario::load_scenario(
-      kExample.toStdString(), {{{"hardware.servers.0.gpu.memory", "48GiB"}}, "", ""});
+      kExample.toStdString(), {{{"hardware.servers.0.gpu.memory", "48GiB"}}, "", "", ""});
   ASSERT_TRUE(doc.scenario().has_value());
   EXPECT_TRUE(scenario::scenario_differences(*doc.scenario(), with_override).empty());
   EXPECT_TRUE(doc.text().contains(QStringLiteral("gpu: {memory: 48GiB, preset: rtx4090}")));

@@ -80,5 +80,34 @@ TEST(Collective, OneGpuCostsNothing) {
   EXPECT_THROW(collective_link(rtx4090(), 0), InputError);
 }
 
+// vLLM's choice of all-reduce (custom_all_reduce.py): two RTX PRO 6000 over PCIe with P2P at
+// 50.9 GB/s per direction run the custom kernel one-shot below 8 MiB: 8 us + S / B (a 2,048-token
+// step of Llama-3.1-8B: 2,048 x 4,096 x 2 B = 16,777,216 B is above it, so NCCL's ring:
+// 8.4 us + 2 x 5.7 us + 16,777,216 / 50.9e9 s). Without P2P (RTX 4090) and with four PCIe-only
+// GPUs it is always NCCL's ring.
+TEST(Collective, VllmPicksCustomAllReduceOnTwoP2pGpus) {
+  GpuSpec pro = rtx4090();
+  pro.p2p = true;
+  pro.host_link.bidirectional_each = BytesPerSec{50.9e9};
+  const CollectiveLink two = collective_link(pro, 2);
+  EXPECT_TRUE(two.custom_all_reduce);
+  const double decode = 64 * 4096 * 2.0;  // 64 decode tokens
+  EXPECT_NEAR(vllm_all_reduce_s(decode, two), 8e-6 + decode / 50.9e9, 1e-12);
+  EXPECT_NEAR(vllm_all_reduce_s(16'777'216, two), 8.4e-6 + 2 * 5.7e-6 + 16'777'216 / 50.9e9, 1e-12);
+  const CollectiveLink four = collective_link(pro, 4);
+  EXPECT_FALSE(four.custom_all_reduce);
+  EXPECT_DOUBLE_EQ(vllm_all_reduce_s(decode, four), ring_all_reduce_s(decode, four));
+  const CollectiveLink geforce = collective_link(rtx4090(), 2);
+  EXPECT_FALSE(geforce.custom_all_reduce);
+  EXPECT_DOUBLE_EQ(vllm_all_reduce_s(decode, geforce), ring_all_reduce_s(decode, geforce));
+  // Four NVLink GPUs: custom, one-shot below 512 KiB (each reads 3 peers), two-shot above.
+  GpuSpec h100 = pro;
+  h100.nvlink = BytesPerSec{450e9};
+  const CollectiveLink nv = collective_link(h100, 4);
+  EXPECT_TRUE(nv.custom_all_reduce);
+  EXPECT_NEAR(vllm_all_reduce_s(1024 * 256, nv), 8e-6 + 3 * 1024 * 256 / 450e9, 1e-12);
+  EXPECT_NEAR(vllm_all_reduce_s(4 * 1024 * 1024, nv), 8e-6 + 1.5 * 4 * 1024 * 1024 / 450e9, 1e-12);
+}
+
 }  // namespace
 }  // namespace kvsim::hw

@@ -23,10 +23,10 @@ const Catalog& gpus() {
   return c;
 }
 
-// The seven GPUs, each with exactly the GpuSpec keys.
+// The nine GPUs, each with the GpuSpec keys (num_sms and cuda_name where known).
 TEST(GpuCatalog, HasTheGpusWithAllKeys) {
-  const std::set<std::string> expected = {"rtx4090",      "rtx5090",  "l4",  "l40s",
-                                          "a100-80g-sxm", "h100-sxm", "h200"};
+  const std::set<std::string> expected = {"rtx4090",      "rtx5090",  "l4",   "l40s",        "a100-80g-sxm",
+                                          "h100-sxm",     "h200",     "rtx-pro-6000", "rtx-pro-6000-server"};
   std::set<std::string> names;
   for (const auto& [name, e] : gpus()) names.insert(name);
   EXPECT_EQ(names, expected);
@@ -38,7 +38,9 @@ TEST(GpuCatalog, HasTheGpusWithAllKeys) {
       "source"};
   for (const auto& [name, e] : gpus()) {
     std::set<std::string> got;
-    for (const auto& [k, v] : e) got.insert(k);
+    for (const auto& [k, v] : e) {
+      if (k != "num_sms" && k != "cuda_name") got.insert(k);
+    }
     EXPECT_EQ(got, keys) << name;
     EXPECT_FALSE(e.at("source").empty()) << name;
   }
@@ -67,7 +69,8 @@ TEST(GpuCatalog, Rtx4090MatchesA1) {
 TEST(GpuCatalog, FiguresArePlausible) {
   const std::map<std::string, double> marketed_gib = {
       {"rtx4090", 24},      {"rtx5090", 32},  {"l4", 24},   {"l40s", 48},
-      {"a100-80g-sxm", 80}, {"h100-sxm", 80}, {"h200", 141}};
+      {"a100-80g-sxm", 80}, {"h100-sxm", 80}, {"h200", 141}, {"rtx-pro-6000", 96},
+      {"rtx-pro-6000-server", 96}};
   for (const auto& [name, e] : gpus()) {
     SCOPED_TRACE(name);
     const double mem_gib = parse_quantity(e.at("memory")) / 1073741824.0;
@@ -95,7 +98,7 @@ TEST(GpuCatalog, FiguresArePlausible) {
     } else {
       EXPECT_NEAR(fp8, 2 * bf16, 0.02 * fp8);
     }
-    const bool geforce = name.rfind("rtx", 0) == 0;
+    const bool geforce = name.rfind("rtx", 0) == 0 && name.rfind("rtx-pro", 0) != 0;
     EXPECT_EQ(e.at("gpudirect"), geforce ? "false" : "true");
     if (geforce) {
       EXPECT_EQ(e.at("p2p"), "false");

@@ -262,7 +262,7 @@ TEST(Overrides, PatchTheTree) {
   EXPECT_EQ(s.model.name, "qwen2.5-7b");
   EXPECT_EQ(s.model.num_layers, 28);
   EXPECT_EQ(s.compute.roofline.gemm_efficiency, 0.7);
-  EXPECT_EQ(s.compute.roofline.memory_efficiency, 0.9);  // untouched default
+  EXPECT_EQ(s.compute.roofline.memory_efficiency, models::RooflineParams{}.memory_efficiency);  // untouched default
   EXPECT_EQ(s.workload.generation->num_tokens.kind, workload::DistKind::kUniform);
   EXPECT_EQ(s.workload.generation->num_tokens.max, 3);
   EXPECT_EQ(s.workload.warmup_percentages, (std::vector<double>{5, 10}));
@@ -443,7 +443,10 @@ TEST(Diagnostics, CrossFieldChecks) {
   EXPECT_EQ(errors(kBase, with_catalog({"workload.clients.limit_min_tokens=5"})),
             "--set workload.clients.limit_min_tokens=5: error: workload.clients.limit_min_tokens: "
             "limit_min_tokens and limit_max_tokens must both be > 0 when one is");
-  EXPECT_EQ(errors(kBase, with_catalog({"engine.max_num_batched_tokens=128"})),
+  // A max_num_seqs left to its default follows the budget down (vLLM: min(default, budget));
+  // one given above the budget is refused.
+  EXPECT_EQ(errors(kBase, with_catalog({"engine.max_num_batched_tokens=128"})), "");
+  EXPECT_EQ(errors(kBase, with_catalog({"engine.max_num_seqs=256", "engine.max_num_batched_tokens=128"})),
             "--set engine.max_num_batched_tokens=128: error: engine.max_num_batched_tokens: must "
             "be >= max_num_seqs (256), got 128");
   EXPECT_EQ(errors(kBase, with_catalog({"engine.max_model_len=200000"})),
@@ -547,7 +550,7 @@ TEST(Catalog, ErrorsInTheCatalogNameTheCatalogFile) {
                   file +
                   ":6:3: error: g.preset: unknown key; valid keys: name, memory, "
                   "memory_bandwidth, bf16_dense, fp8_dense, host_link, p2p, nvlink, gpudirect, "
-                  "source");
+                  "num_sms, cuda_name, source");
   }
   // A scenario using that catalog reports the catalog's problems, once.
   LoadOptions o;

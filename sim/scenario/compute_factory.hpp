@@ -1,0 +1,48 @@
+#pragma once
+// The compute model of a scenario (the `compute:` section): which step-time model times its
+// engines, built for the scenario's GPU, model, tensor- and data-parallel layout.
+//
+// compute.kind auto (the default) picks the shipped calibration that matches the scenario: a
+// fitted profile (models/profiles/*.yaml) measured on a GPU whose CUDA name is the scenario GPU's
+// cuda_name, with the GPU's figures as the catalog gives them, of a model of the same shape, in
+// the same weight and KV dtype (BF16), at the same tensor-parallel degree, with an MoE block when
+// the model has experts; the roofline otherwise. kind fitted / profile use the named file; when
+// it was measured on another GPU, model or degree, its kernel times are rescaled per component
+// by the roofline's ratio of the two configurations (models/tensor_parallel_model.hpp), and a
+// note says so; a profile that records too little to rescale is refused. A profile fitted to a
+// live deployment's measurements (kvsim calibrate --measured: no GPU figures, no model shape)
+// describes that deployment and is used as it is.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kvsim/models/compute_model.hpp"
+#include "kvsim/models/roofline.hpp"
+#include "kvsim/scenario/scenario.hpp"
+
+namespace kvsim::scenario {
+
+struct ComputeChoice {
+  std::unique_ptr<models::ComputeModel> model;
+  std::string kind;                // roofline, fitted or profile: what runs
+  std::string source;              // the fitted or profile file, empty for the roofline
+  std::string description;         // one line: what was used and why
+  std::vector<std::string> notes;  // warnings: rescaled, no match found, ...
+};
+
+// Throws InputError (with the scenario's file) for a file that cannot be read or used.
+ComputeChoice make_compute_model(const Scenario& sc);
+
+// How the scenario's MoE experts lie over its GPUs (models/compute_model.hpp MoeLayout): with
+// data_parallel_size d > 1 or enable_expert_parallel, over tensor_parallel_size x d GPUs, each
+// seeing d times its own batch's tokens.
+models::MoeLayout moe_layout(const Scenario& sc);
+
+// The roofline's view of the scenario's GPU for the model's weight dtype.
+models::DeviceFigures device_figures(const hw::GpuSpec& gpu, const models::ModelSpec& model);
+
+// A path of the scenario made absolute against the scenario file's folder.
+std::string scenario_relative(const Scenario& sc, const std::string& path);
+std::string scenario_dir(const Scenario& sc);
+
+}  // namespace kvsim::scenario
