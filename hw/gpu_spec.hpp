@@ -72,6 +72,9 @@ struct ServerSpec {
   HostSpec host;
   NicSpec nic;
   std::optional<LocalNvmeSpec> local_nvme;  // absent: no local NVMe
+  // Set by the scenario loader when gpus_per_server was not given: it becomes the engine's
+  // tensor_parallel_size x data_parallel_size.
+  bool gpus_per_server_auto = false;
 };
 
 int pcie_generation(PcieGen g);

@@ -171,7 +171,9 @@ StructTable make_server_table() {
                                       "GPUs of one kind.")
       .string("name", &hw::ServerSpec::name, "Name of this server group in results.")
       .integer("count", &hw::ServerSpec::count, "Number of identical servers.", Range::at_least(1))
-      .integer("gpus_per_server", &hw::ServerSpec::gpus_per_server, "GPUs in each server.",
+      .integer("gpus_per_server", &hw::ServerSpec::gpus_per_server,
+               "GPUs in each server; not given: engine.tensor_parallel_size x "
+               "engine.data_parallel_size (one vLLM deployment per server).",
                Range::at_least(1))
       .nested("gpu", &hw::ServerSpec::gpu, gpu_table(), "The GPU model of every GPU here.")
       .required()
@@ -179,6 +181,9 @@ StructTable make_server_table() {
       .nested("nic", &hw::ServerSpec::nic, nic_table(), "RDMA NIC to the storage network.")
       .optional_nested("local_nvme", &hw::ServerSpec::local_nvme, local_nvme_table(),
                        "Local NVMe drives (absent: none).")
+      .check([](hw::ServerSpec& sv, const KeyGiven& given, std::vector<FieldIssue>&) {
+        sv.gpus_per_server_auto = !given("gpus_per_server");
+      })
       .build();
 }
 
@@ -786,6 +791,12 @@ StructTable make_scenario_table() {
       .required()
       .nested("output", &Scenario::output, output_table(), "Result sinks.")
       .check([](Scenario& s, const KeyGiven&, std::vector<FieldIssue>& issues) {
+        // A server whose GPU count is not given holds one deployment: tensor_parallel_size x
+        // data_parallel_size GPUs (vllm serve --tensor-parallel-size k --data-parallel-size d
+        // takes k x d GPUs).
+        for (auto& sv : s.hardware.servers) {
+          if (sv.gpus_per_server_auto) sv.gpus_per_server = s.engine.tensor_parallel_size * s.engine.data_parallel_size;
+        }
         // vllm serve's batch limits for the GPU (vllm/engine/arg_utils.py get_batch_defaults,
         // the same rule in 0.10 and 0.19): 8192 tokens and 1024 sequences on a device of 70 GiB
         // or more that is not an A100, else 2048 and 256; then max_num_seqs <= the token budget.

@@ -214,6 +214,42 @@ TEST(CalibratedCompute, DataParallelMoeDeploymentRuns) {
   EXPECT_EQ(r.info.failed_requests, 0);
 }
 
+// The acceptance scenario: naming only the GPU and model presets and the engine arguments, a
+// server holds one deployment (tensor_parallel_size x data_parallel_size GPUs) and it runs.
+TEST(CalibratedCompute, PresetsAndEngineArgumentsAloneRun) {
+  const std::string yaml = R"(name: moe
+hardware:
+  servers: [{gpu: {preset: rtx-pro-6000-server}}]
+model: {preset: qwen3-30b-a3b}
+engine: {data_parallel_size: 2, enable_expert_parallel: true}
+workload:
+  kind: multi_turn
+  generation:
+    num_conversations: 4
+    text_files: [x.txt]
+    prompt_input:
+      num_turns: {distribution: constant, value: 2}
+      prefix_num_tokens: {distribution: constant, value: 200}
+      num_tokens: {distribution: constant, value: 50}
+    prompt_output:
+      num_tokens: {distribution: constant, value: 20}
+  clients: {num_clients: 4, max_active_conversations: 4}
+)";
+  const Scenario s = load(yaml);
+  EXPECT_EQ(s.hardware.servers.front().gpus_per_server, 2);
+  Simulation sim(s);
+  EXPECT_EQ(sim.info().num_engines, 2);
+  EXPECT_NE(sim.info().compute_model.find("rtxpro6000-qwen3-30b-a3b-instruct-2507-vllm0.19-tp1.yaml"), std::string::npos);
+  EXPECT_GT(sim.run().requests.size(), 0U);
+  // Tensor parallelism alike: TP 2 of Qwen3-32B takes two GPUs; a given count is kept.
+  std::string tp2 = scenario("rtx-pro-6000-server", "{preset: qwen3-32b}", "tensor_parallel_size: 2, max_model_len: 8192", 4);
+  EXPECT_EQ(load(tp2).hardware.servers.front().gpus_per_server, 4);
+  tp2.replace(tp2.find("gpus_per_server: 4, "), 20, "");
+  const Scenario t = load(tp2);
+  EXPECT_EQ(t.hardware.servers.front().gpus_per_server, 2);
+  EXPECT_NE(make_compute_model(t).source.find("qwen3-32b-vllm0.19-tp2.yaml"), std::string::npos);
+}
+
 // Expert parallelism needs experts; data parallel ranks must fit a server's GPUs.
 TEST(CalibratedCompute, ParallelLayoutErrors) {
   EXPECT_THROW(Simulation(load(scenario("rtx-pro-6000-server", "{preset: llama-3.1-8b}",
