@@ -17,6 +17,9 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
   }
 
   bool synchronous() const override { return sys_.kind_ == Kind::kLmcache; }
+  Engine& engine() const { return engine_; }
+  // In OffloadSystem::deferred_: a match answered "ask again later" since the last wake.
+  bool deferred_wake_ = false;
 
   // A chunk's key: the chained hash of its last block, which covers the whole prefix.
   std::uint64_t key(const Request& r, std::int64_t chunk) const {
@@ -126,7 +129,15 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
         m.end = end;
       }
     }
-    if (deferred) return std::nullopt;
+    if (deferred) {
+      // Nothing else may step this engine again (it may run nothing): the load holding the
+      // chunk wakes it when it unpins (OffloadSystem::on_transfer_done).
+      if (!deferred_wake_) {
+        deferred_wake_ = true;
+        sys_.deferred_.push_back(this);
+      }
+      return std::nullopt;
+    }
     std::int64_t hit = end * ct;
     if (hit <= local_hit_tokens) return 0;
     if (synchronous()) {
@@ -240,6 +251,7 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
     switch (op.kind) {
       case Op::Kind::kLoad: {
         for_each_prefetched(tier, op.hashes, [&tier](std::uint64_t h) { tier.unpin(h); });
+        sys_.unpinned_ = true;
         promote(op);
         if (synchronous()) {
           engine_.sync_transfer_done();
@@ -394,12 +406,23 @@ std::uint64_t OffloadSystem::start(Op op, SimTime now, const hw::Route& route, B
   return tag;
 }
 
-Engine* OffloadSystem::on_transfer_done(std::uint64_t tag, SimTime now) {
+Engine* OffloadSystem::on_transfer_done(std::uint64_t tag, SimTime now, std::vector<Engine*>& retry) {
   auto it = ops_.find(tag);
   KVSIM_ASSERT(it != ops_.end(), "a transfer finished that no offload operation started");
   Op op = std::move(it->second);
   ops_.erase(it);
-  return op.conn->done(op, now);
+  unpinned_ = false;
+  Engine* woken = op.conn->done(op, now);
+  // A load unpinned chunks: every engine whose match was deferred on a pinned chunk asks again
+  // (an idle engine would otherwise wait for an event that never comes).
+  if (unpinned_ && !deferred_.empty()) {
+    for (EngineConnector* c : deferred_) {
+      c->deferred_wake_ = false;
+      retry.push_back(&c->engine());
+    }
+    deferred_.clear();
+  }
+  return woken;
 }
 
 std::vector<TierReport> OffloadSystem::report() const {

@@ -79,8 +79,11 @@ class OffloadSystem {
   // tier k+1 of this stack.
   ConnectorHooks& attach(Engine& engine, std::vector<TierPath> paths, std::vector<CascadePath> cascades);
 
-  // A transfer started by this system finished at `now`. Returns the engine to wake, if any.
-  Engine* on_transfer_done(std::uint64_t tag, SimTime now);
+  // A transfer started by this system finished at `now`. Returns the engine whose load or
+  // store finished, if it must be woken; when a load unpinned chunks, appends to `retry` every
+  // engine whose match was deferred because a chunk it needs was pinned by a load (an idle one
+  // must schedule again: nothing else would wake it).
+  Engine* on_transfer_done(std::uint64_t tag, SimTime now, std::vector<Engine*>& retry);
   bool owns(std::uint64_t tag) const { return ops_.count(tag) != 0; }
 
   std::vector<TierReport> report() const;
@@ -118,6 +121,8 @@ class OffloadSystem {
   std::vector<std::unique_ptr<EngineConnector>> connectors_;
   std::unordered_map<std::uint64_t, Op> ops_;
   std::uint64_t next_tag_ = 1;
+  std::vector<EngineConnector*> deferred_;  // matches deferred on a pinned chunk, to wake
+  bool unpinned_ = false;                   // the op being finished unpinned chunks
 };
 
 }  // namespace kvsim::engine

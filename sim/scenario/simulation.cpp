@@ -96,6 +96,7 @@ struct Simulation::Impl : workload::WorkloadContext {
   std::unordered_map<std::int64_t, int> conversation_server;
   int next_server = 0;
   std::vector<bool> kick_pending;
+  std::vector<engine::Engine*> to_retry;  // idle engines whose deferred match may now succeed
   std::unordered_map<std::uint64_t, engine::FinishedRequest> finished_by_id;
   RunResult result;
   const StepCallback* on_step = nullptr;
@@ -799,7 +800,11 @@ void Simulation::Impl::handle_network() {
   completed.clear();
   network->advance_to(clock, completed);
   for (const auto& c : completed) {
-    engine::Engine* woken = offload->on_transfer_done(c.tag, clock);
+    to_retry.clear();
+    engine::Engine* woken = offload->on_transfer_done(c.tag, clock, to_retry);
+    for (engine::Engine* r : to_retry) {
+      if (!r->stepping()) kick(engine_index.at(r));
+    }
     if (woken == nullptr) continue;
     const int e = engine_index.at(woken);
     if (!woken->stepping()) {
