@@ -27,8 +27,10 @@ SimTime projected_end(SimTime now, double remaining, double rate, std::int64_t b
   const double left = remaining - (kSlackBytes + kSlackRelative * static_cast<double>(bytes));
   if (left <= 0 || std::isinf(rate)) return now;
   if (rate <= 0) return kNever;
+  // Past the simulated clock's limit: saturate there (the simulation stops with an error when
+  // it reaches that event), never wrap.
   const double ns = std::ceil(left * 1e9 / rate);
-  if (ns >= static_cast<double>(kNever - now)) return kNever;
+  if (now >= kTimeOverLimit || !(ns < static_cast<double>(kTimeOverLimit - now))) return kTimeOverLimit;
   return now + static_cast<SimTime>(ns);
 }
 

@@ -7,6 +7,7 @@
 
 #include "kvsim/analysis/stack_distance.hpp"
 #include "kvsim/core/error.hpp"
+#include "kvsim/core/limits.hpp"
 
 namespace kvsim::analysis {
 namespace {
@@ -57,6 +58,20 @@ TraceStats trace_stats(const workload::Trace& trace, double bucket_s) {
   const double t0 = reqs.front().timestamp_ms / 1000.0;
   s.span_s = reqs.back().timestamp_ms / 1000.0 - t0;
   s.mean_rate = s.span_s > 0 ? static_cast<double>(s.requests) / s.span_s : 0.0;
+  // The series has at most kMaxRateBuckets buckets: a longer span widens them (1-2-5 steps).
+  if (s.span_s / bucket_s >= static_cast<double>(limits::kMaxRateBuckets)) {
+    const double need = s.span_s / static_cast<double>(limits::kMaxRateBuckets - 1);
+    double step = std::pow(10.0, std::floor(std::log10(need)));
+    for (const double m : {1.0, 2.0, 5.0, 10.0}) {
+      if (m * step >= need) {
+        step *= m;
+        break;
+      }
+    }
+    s.bucket_widened_from_s = bucket_s;
+    bucket_s = step;
+    s.bucket_s = bucket_s;
+  }
   std::vector<double> input, output, gaps;
   for (std::size_t i = 0; i < reqs.size(); ++i) {
     const auto& r = reqs[i];

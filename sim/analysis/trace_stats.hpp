@@ -49,6 +49,9 @@ struct TraceStats {
   double span_s = 0;  // last arrival - first arrival
   double mean_rate = 0;  // requests / span
   double bucket_s = 60;
+  // The bucket asked for, when the span needed wider ones (at most limits::kMaxRateBuckets
+  // buckets); 0 when the asked bucket was kept.
+  double bucket_widened_from_s = 0;
   double peak_bucket_rate = 0;
   std::vector<RateBucket> rate;
   Quantiles input_length, output_length, interarrival_s;

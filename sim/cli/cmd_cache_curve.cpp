@@ -87,13 +87,19 @@ class CapacityParser {
       const auto bytes = scenario::parse_bytes(t);
       tokens = bytes.as_double() / bytes_per_token_;
     }
-    const auto n = static_cast<std::int64_t>(std::floor(tokens / block_tokens_));
+    const double whole = std::floor(tokens / block_tokens_);
+    if (whole > kMaxBlocks) {
+      throw InputError("", 0, 0, where + ": '" + t + "' is " + scenario::shortest_double(whole) +
+                                     " blocks, past the limit of 2^53 blocks");
+    }
+    const auto n = static_cast<std::int64_t>(whole);
     if (!(n >= 1)) throw InputError("", 0, 0, where + ": '" + t + "' is less than one block of " +
                                                   std::to_string(block_tokens_) + " tokens");
     return n;
   }
 
  private:
+  static constexpr double kMaxBlocks = 9007199254740992.0;  // 2^53: exact in a double
   int block_tokens_;
   double bytes_per_token_;
 };

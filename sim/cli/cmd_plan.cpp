@@ -48,8 +48,7 @@ int cmd_plan(const PlanCliOptions& o, const CommonOptions& common) {
   po.max_gpus = o.max_gpus;
   po.jobs =
       o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  const std::string catalog =
-      common.catalog_dir.empty() ? scenario::find_catalog_dir(o.scenario) : common.catalog_dir;
+  const std::string catalog = scenario::resolve_catalog_dir(common.catalog_dir, o.scenario);
   po.prices =
       planner::load_prices(o.costs.empty() ? planner::default_prices_path(catalog) : o.costs);
   for (const auto& p : o.prices) planner::apply_price_override(po.prices, p);

@@ -1,5 +1,6 @@
 // kvsim replay: drive a scenario's workload against a live OpenAI-compatible server and record
 // what it measures (kvsim/validation/replay.hpp).
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <exception>
@@ -115,6 +116,15 @@ int cmd_replay(const ReplayCliOptions& o, const CommonOptions& common) {
                 << " (the measured run is complete in " << o.out << ")\n";
       return kExitBadInput;
     }
+  }
+  // A server that answered no request is unusable (exit 2); what it returned is kept in --out.
+  const bool any_ok = std::any_of(run.records.begin(), run.records.end(),
+                                  [](const validation::ReplayRecord& r) { return r.error.empty(); });
+  if (!run.records.empty() && !any_ok) {
+    std::cerr << "kvsim: error: --url " << o.url << ": the server answered none of the "
+              << run.records.size() << " requests (first error: " << run.records.front().error
+              << "); every error is in " << o.out << '\n';
+    return kExitBadInput;
   }
   return run.interrupted ? kExitCheckFailed : 0;
 }

@@ -10,6 +10,8 @@
 #include "command.hpp"
 #include "kvsim/analysis/trace_stats.hpp"
 #include "kvsim/core/error.hpp"
+#include "kvsim/core/limits.hpp"
+#include "kvsim/scenario/units.hpp"
 #include "trace_options.hpp"
 
 namespace kvsim::cli {
@@ -40,6 +42,7 @@ void write_json(std::ostream& out, const analysis::TraceStats& s) {
       << "\", \"hash_block_tokens\": " << s.hash_block_tokens << ", \"requests\": " << s.requests
       << ", \"input_tokens\": " << s.input_tokens << ", \"output_tokens\": " << s.output_tokens
       << ", \"span_s\": " << s.span_s << ", \"mean_rate\": " << s.mean_rate << ", \"bucket_s\": " << s.bucket_s
+      << ", \"bucket_widened_from_s\": " << s.bucket_widened_from_s
       << ", \"peak_bucket_rate\": " << s.peak_bucket_rate << ",\n ";
   quantiles_json(out, "input_length", s.input_length);
   out << ",\n ";
@@ -99,7 +102,12 @@ void write_table(std::ostream& out, const analysis::TraceStats& s) {
   } else {
     out << "  no prefix information: every prompt is unique to its request\n";
   }
-  out << "\n  request rate (" << std::setprecision(0) << s.bucket_s << " s buckets)\n";
+  out << "\n  request rate (" << std::setprecision(0) << s.bucket_s << " s buckets";
+  if (s.bucket_widened_from_s > 0) {
+    out << "; widened from " << scenario::shortest_double(s.bucket_widened_from_s)
+        << " s: the series has at most " << limits::kMaxRateBuckets << " buckets";
+  }
+  out << ")\n";
   double peak = 0;
   for (const auto& b : s.rate) peak = std::max(peak, b.requests_per_s);
   for (const auto& b : s.rate) {

@@ -34,7 +34,7 @@ scenario::LoadOptions load_options(const CommonOptions& o) {
 }
 
 scenario::Catalog load_catalog(const CommonOptions& o) {
-  return scenario::load_catalog(o.catalog_dir.empty() ? scenario::find_catalog_dir("") : o.catalog_dir);
+  return scenario::load_catalog_for(o.catalog_dir, "");
 }
 
 models::ModelSpec catalog_model(const scenario::Catalog& cat, const std::string& name) {

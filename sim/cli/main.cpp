@@ -12,6 +12,7 @@
 
 #include "command.hpp"
 #include "kvsim/core/error.hpp"
+#include "kvsim/scenario/suggest.hpp"
 #include "kvsim/version.hpp"
 
 int main(int argc, char** argv) {
@@ -29,6 +30,23 @@ int main(int argc, char** argv) {
   commands.reserve(registry.size());
   for (const auto& r : registry) commands.push_back(r.add(app, common));
 
+  // The first word that is not an option must name a command (CLI11 would only say that one
+  // is required).
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      names.push_back(sub->get_name());
+    }
+    const std::string word = argv[1];
+    if (std::find(names.begin(), names.end(), word) == names.end()) {
+      const std::string near = kvsim::scenario::closest_name(word, names);
+      std::cerr << "kvsim: error: unknown command '" << word << "'"
+                << (near.empty() ? std::string() : "; did you mean '" + near + "'?")
+                << "\ncommands: " << kvsim::scenario::join_names(names)
+                << " (kvsim --help describes them)\n";
+      return kExitBadInput;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -17,13 +17,27 @@ inline constexpr SimTime kMillisecond = 1'000'000;
 inline constexpr SimTime kSecond = 1'000'000'000;
 inline constexpr SimTime kNever = std::numeric_limits<SimTime>::max();
 
+// The simulated clock's limit (kvsim/core/limits.hpp): 1e9 s, about 31.7 years. A time computed
+// from a double saturates at kTimeOverLimit (never wraps); the simulation stops with an error
+// when an event would pass kTimeLimit.
+inline constexpr SimTime kTimeLimit = 1'000'000'000LL * kSecond;
+inline constexpr SimTime kTimeOverLimit = kTimeLimit + 1;
+
+// Nanoseconds as a double to SimTime, rounded to nearest; saturates at +-kTimeOverLimit (NaN
+// gives kTimeOverLimit).
+inline SimTime saturating_ns(double ns) {
+  if (!(ns <= static_cast<double>(kTimeLimit))) return kTimeOverLimit;
+  if (!(ns >= -static_cast<double>(kTimeLimit))) return -kTimeOverLimit;
+  return static_cast<SimTime>(std::llround(ns));
+}
+
 inline constexpr double to_seconds(SimTime t) { return static_cast<double>(t) / 1e9; }
 inline constexpr double to_ms(SimTime t) { return static_cast<double>(t) / 1e6; }
 inline constexpr double to_us(SimTime t) { return static_cast<double>(t) / 1e3; }
-// Rounds to the nearest nanosecond.
-inline SimTime from_seconds(double s) { return static_cast<SimTime>(std::llround(s * 1e9)); }
-inline SimTime from_ms(double ms) { return static_cast<SimTime>(std::llround(ms * 1e6)); }
-inline SimTime from_us(double us) { return static_cast<SimTime>(std::llround(us * 1e3)); }
+// Rounds to the nearest nanosecond (saturating, as saturating_ns).
+inline SimTime from_seconds(double s) { return saturating_ns(s * 1e9); }
+inline SimTime from_ms(double ms) { return saturating_ns(ms * 1e6); }
+inline SimTime from_us(double us) { return saturating_ns(us * 1e3); }
 
 // A count of bytes.
 struct Bytes {
@@ -60,11 +74,12 @@ struct FlopsPerSec {
   friend constexpr auto operator<=>(FlopsPerSec, FlopsPerSec) = default;
 };
 
-// Time to move `bytes` at `rate`, rounded up to the next whole nanosecond (never early).
+// Time to move `bytes` at `rate`, rounded up to the next whole nanosecond (never early);
+// saturates at kTimeOverLimit.
 inline SimTime transfer_time(Bytes bytes, BytesPerSec rate) {
   if (bytes.value <= 0) return 0;
   const double ns = bytes.as_double() * 1e9 / rate.value;
-  return static_cast<SimTime>(std::ceil(ns - 1e-9));
+  return saturating_ns(std::ceil(ns - 1e-9));
 }
 
 // Seconds as a double from a work amount and a rate; used by compute models.

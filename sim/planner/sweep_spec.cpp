@@ -138,8 +138,11 @@ class Reader {
       }
     } else if (n["count"]) {
       const std::uint64_t count = unsigned_integer(n["count"], join(path, "count"));
-      if (count < 1 || count > static_cast<std::uint64_t>(kMaxPoints)) {
-        fail(n["count"], join(path, "count"), "count must be at least 1");
+      if (count < 1) fail(n["count"], join(path, "count"), "count must be at least 1");
+      if (count > static_cast<std::uint64_t>(kMaxPoints)) {
+        fail(n["count"], join(path, "count"),
+             "count " + std::to_string(count) + " is past the limit of " +
+                 std::to_string(kMaxPoints) + " values in one range");
       }
       const bool log = n["log"] ? boolean(n["log"], join(path, "log")) : false;
       if (log && (from <= 0 || to <= 0)) fail(n, path, "a log range needs from > 0 and to > 0");

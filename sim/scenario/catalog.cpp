@@ -1,5 +1,6 @@
 #include "kvsim/scenario/catalog.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -91,6 +92,32 @@ std::string find_catalog_dir(const std::string& near_path) {
     p = p.parent_path();
   }
   return {};
+}
+
+std::string resolve_catalog_dir(const std::string& given, const std::string& near_path) {
+  if (!given.empty()) return given;
+  if (const char* env = std::getenv("KVSIM_CATALOG_DIR"); env != nullptr && *env != '\0') return env;
+  std::string found = find_catalog_dir(near_path);
+  if (!found.empty()) return found;
+#ifdef KVSIM_DEFAULT_CATALOG_DIR
+  std::error_code ec;
+  if (fs::is_directory(KVSIM_DEFAULT_CATALOG_DIR, ec)) return KVSIM_DEFAULT_CATALOG_DIR;
+#endif
+  return {};
+}
+
+Catalog load_catalog_for(const std::string& given, const std::string& near_path) {
+  const std::string dir = resolve_catalog_dir(given, near_path);
+  if (dir.empty()) {
+    std::error_code ec;
+    const fs::path from = fs::absolute(near_path.empty() ? fs::path(".") : fs::path(near_path), ec);
+    throw InputError(Diagnostic{
+        "", 0, 0, "",
+        "no catalog folder found: --catalog is not given, KVSIM_CATALOG_DIR is not set, and no "
+        "scenarios/catalog lies in or above " + from.lexically_normal().string() +
+            " (give --catalog DIR or set KVSIM_CATALOG_DIR)"});
+  }
+  return load_catalog(dir);
 }
 
 }  // namespace kvsim::scenario

@@ -27,4 +27,13 @@ Catalog load_catalog(const std::string& dir);
 // or any folder above it, as an absolute path; empty when there is none.
 std::string find_catalog_dir(const std::string& near_path);
 
+// The catalog folder a command uses, in this order: `given` (--catalog), the KVSIM_CATALOG_DIR
+// environment variable, find_catalog_dir(near_path), the source tree's scenarios/catalog.
+// Empty when none exists.
+std::string resolve_catalog_dir(const std::string& given, const std::string& near_path);
+
+// load_catalog(resolve_catalog_dir(given, near_path)); when no folder is found, an error
+// naming every place looked at.
+Catalog load_catalog_for(const std::string& given, const std::string& near_path);
+
 }  // namespace kvsim::scenario

@@ -5,6 +5,7 @@
 #include <limits>
 #include <system_error>
 
+#include "kvsim/core/limits.hpp"
 #include "kvsim/scenario/suggest.hpp"
 #include "kvsim/scenario/units.hpp"
 
@@ -37,6 +38,18 @@ std::optional<ValueProblem> range_problem(const Field& f, double v, std::string_
                         return format_bound(f, b);
                       }) + ", got " + std::string(text)};
 }
+
+}  // namespace
+
+std::optional<ValueProblem> string_too_long(std::string_view text) {
+  if (static_cast<std::int64_t>(text.size()) <= limits::kMaxStringBytes) return std::nullopt;
+  return ValueProblem{ProblemClass::kOutOfRange,
+                      "a string of " + std::to_string(text.size()) +
+                          " bytes is past kvsim's limit of " +
+                          std::to_string(limits::kMaxStringBytes) + " bytes (docs/limits.md)"};
+}
+
+namespace {
 
 std::optional<ValueProblem> wrong_type(std::string_view expected, std::string_view text) {
   return ValueProblem{ProblemClass::kWrongType,
@@ -156,6 +169,34 @@ bool Range::contains(double v) const {
   return true;
 }
 
+Range with_stated_limit(FieldKind kind, Range r) {
+  if (r.max) {
+    if (std::isinf(*r.max)) r.max.reset();  // unbounded_above
+    return r;
+  }
+  switch (kind) {
+    case FieldKind::kInt:
+    case FieldKind::kInt64:
+      r.max = static_cast<double>(limits::kMaxCount);
+      break;
+    case FieldKind::kTime:
+      r.max = static_cast<double>(limits::kMaxDuration);
+      break;
+    case FieldKind::kBytes:
+      r.max = limits::kMaxBytes;
+      break;
+    case FieldKind::kByteRate:
+      r.max = limits::kMaxByteRate;
+      break;
+    case FieldKind::kFlopRate:
+      r.max = limits::kMaxFlopRate;
+      break;
+    default:
+      break;
+  }
+  return r;
+}
+
 std::string Range::describe(const std::function<std::string(double)>& format) const {
   if (min && max) {
     return "must be in " + bracket_open(min_open) + format(*min) + ", " + format(*max) +
@@ -191,6 +232,10 @@ std::string format_bound(const Field& field, double bound) {
     case FieldKind::kTime:
       return format_time(static_cast<SimTime>(std::llround(bound)));
     default:
+      // Whole bounds in digits (10000000, not 1e+07).
+      if (bound == std::floor(bound) && std::fabs(bound) <= 1e15) {
+        return std::to_string(static_cast<std::int64_t>(bound));
+      }
       return shortest_double(bound);
   }
 }
@@ -264,6 +309,7 @@ std::optional<ValueProblem> set_scalar_from_text(const Field& f, void* owner,
       return std::nullopt;
     }
     case FieldKind::kString:
+      if (auto p = string_too_long(text)) return p;
       *static_cast<std::string*>(f.get(owner)) = std::string(text);
       return std::nullopt;
     case FieldKind::kEnum: {

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -86,6 +87,10 @@ struct Range {
   static Range half_open(double lo, double hi) { return Range{lo, hi, false, true}; }
   static Range open_closed(double lo, double hi) { return Range{lo, hi, true, false}; }
   static Range open(double lo, double hi) { return Range{lo, hi, true, true}; }
+  // No maximum, not even kvsim's stated limit (a seed).
+  static Range unbounded_above() {
+    return Range{std::nullopt, std::numeric_limits<double>::infinity(), false, false};
+  }
 
   bool empty() const { return !min && !max; }
   bool contains(double v) const;
@@ -162,6 +167,8 @@ std::string scalar_text(const Field& field, const void* owner);
 // unchanged and returns the problem. `text` is the YAML scalar as written.
 std::optional<ValueProblem> set_scalar_from_text(const Field& field, void* owner,
                                                  std::string_view text);
+// A string scalar longer than kvsim's limit (limits::kMaxStringBytes); nullopt when it fits.
+std::optional<ValueProblem> string_too_long(std::string_view text);
 // Parses one element of a kDoubleList (range checked).
 std::optional<ValueProblem> parse_list_number(const Field& field, std::string_view text,
                                               double& out);
@@ -180,6 +187,11 @@ std::string distribution_text(const workload::Distribution& d);
 std::string uniform_bound_text(double value, bool integer_bounds);
 const std::vector<std::string>& distribution_kind_names();
 const char* distribution_kind_name(workload::DistKind kind);
+
+// The range a field is checked against: `r`, with kvsim's stated limit for the kind
+// (kvsim/core/limits.hpp, docs/limits.md) as its maximum when `r` has none. An infinite
+// maximum (Range::unbounded_above) opts out.
+Range with_stated_limit(FieldKind kind, Range r);
 
 // A value-initialised instance per type, shared by all tables of that type.
 template <class T>
@@ -238,8 +250,11 @@ class TableBuilder {
                             Range r = {}) {
     return add(make(std::move(key), FieldKind::kDoubleList, m, std::move(doc), r));
   }
-  TableBuilder& distribution(std::string key, workload::Distribution T::*m, std::string doc) {
-    return add(make(std::move(key), FieldKind::kDistribution, m, std::move(doc), {}));
+  // `limit` bounds the values the distribution may give (its parameters are checked at load,
+  // its samples when drawn).
+  TableBuilder& distribution(std::string key, workload::Distribution T::*m, std::string doc,
+                             Range limit) {
+    return add(make(std::move(key), FieldKind::kDistribution, m, std::move(doc), limit));
   }
 
   // A string member restricted to `names`.
@@ -355,7 +370,7 @@ class TableBuilder {
     f.key = std::move(key);
     f.kind = kind;
     f.doc = std::move(doc);
-    f.range = r;
+    f.range = with_stated_limit(kind, r);
     f.member = [m](void* owner) -> void* { return &(static_cast<T*>(owner)->*m); };
     return f;
   }

@@ -135,17 +135,7 @@ void apply_override(YAML::Node& root, const Override& o, detail::Decoder& decode
 // The catalog folder for a load: the option, the environment, a scenarios/catalog above the
 // base folder, then the source tree's.
 std::string choose_catalog_dir(const LoadOptions& options, const std::string& base_dir) {
-  if (!options.catalog_dir.empty()) return options.catalog_dir;
-  if (const char* env = std::getenv("KVSIM_CATALOG_DIR"); env != nullptr && *env != '\0') {
-    return env;
-  }
-  std::string found = find_catalog_dir(base_dir);
-  if (!found.empty()) return found;
-#ifdef KVSIM_DEFAULT_CATALOG_DIR
-  std::error_code ec;
-  if (fs::is_directory(KVSIM_DEFAULT_CATALOG_DIR, ec)) return KVSIM_DEFAULT_CATALOG_DIR;
-#endif
-  return {};
+  return resolve_catalog_dir(options.catalog_dir, base_dir);
 }
 
 // The folder of shipped fitted profiles (compute.kind auto): the option, else beside the

@@ -9,6 +9,7 @@
 
 #include "kvsim/core/error.hpp"
 #include "kvsim/core/event_queue.hpp"
+#include "kvsim/core/limits.hpp"
 #include "kvsim/core/tokens.hpp"
 #include "kvsim/engine/block_ids.hpp"
 #include "kvsim/engine/engine.hpp"
@@ -135,6 +136,7 @@ struct Simulation::Impl : workload::WorkloadContext {
     events.push(clock, Event{EventKind::kKick, e});
   }
   void try_start_step(int e);
+  [[noreturn]] void throw_time_limit(EventKind kind) const;
   // A step of `duration` compute starts now on engine `e`: it ends then, unless it waits for
   // synchronous connector transfers first.
   void step_started(int e, SimTime duration) {
@@ -184,6 +186,15 @@ Simulation::Impl::Impl(const Scenario& s, std::unique_ptr<workload::Driver> cust
   if (sc.engine.scheduling_policy != "fcfs") {
     throw InputError(Diagnostic{sc.source_file, 0, 0, "engine.scheduling_policy",
                                 "only 'fcfs' is modelled (requests carry no priorities)"});
+  }
+  std::int64_t gpus = 0;
+  for (const auto& server : sc.hardware.servers) {
+    gpus += static_cast<std::int64_t>(server.count) * server.gpus_per_server;
+  }
+  if (gpus > limits::kMaxGpus) {
+    throw InputError(Diagnostic{sc.source_file, 0, 0, "hardware.servers",
+                                std::to_string(gpus) + " GPUs (count x gpus_per_server) are past kvsim's limit of " +
+                                    std::to_string(limits::kMaxGpus) + " GPUs in one run (docs/limits.md)"});
   }
   const auto& gpu = sc.hardware.servers.front().gpu;
   for (const auto& server : sc.hardware.servers) {
@@ -247,6 +258,20 @@ Simulation::Impl::Impl(const Scenario& s, std::unique_ptr<workload::Driver> cust
   if (v010) mem.sampler_profile = models::SamplerProfile::kFlashInferTopKTopP;
   if (gpu.num_sms > 0) mem.gpu_num_sms = gpu.num_sms;
   const models::MemoryBreakdown kv = models::kv_capacity(mem);
+  if (sc.engine.num_gpu_blocks_override > 0 && kv.num_blocks < 2) {
+    throw InputError(Diagnostic{sc.source_file, 0, 0, "engine.num_gpu_blocks_override",
+                                "num_gpu_blocks_override " + std::to_string(kv.num_blocks) +
+                                    " leaves no block for requests: vLLM keeps one as its null "
+                                    "block, so give at least 2"});
+  }
+  if (kv.num_blocks > limits::kMaxGpuBlocks) {
+    throw InputError(Diagnostic{
+        sc.source_file, 0, 0, "engine.block_size",
+        "the GPU's free memory holds " + std::to_string(kv.num_blocks) +
+            " KV blocks, past kvsim's limit of " + std::to_string(limits::kMaxGpuBlocks) +
+            " blocks per GPU (docs/limits.md): raise engine.block_size or set "
+            "engine.num_gpu_blocks_override"});
+  }
   if (kv.num_blocks < 2) {
     throw InputError(Diagnostic{sc.source_file, 0, 0, "engine.gpu_memory_utilization",
                                 "no memory is left for the KV cache: weights " + gib(kv.weights) +
@@ -267,6 +292,17 @@ Simulation::Impl::Impl(const Scenario& s, std::unique_ptr<workload::Driver> cust
     throw InputError(Diagnostic{sc.source_file, 0, 0, "engine.max_model_len", os.str()});
   }
 
+  // Every engine holds its block pool for the whole run.
+  const std::int64_t engines_total = gpus / tp;
+  if (engines_total * kv.num_blocks > limits::kMaxTotalGpuBlocks) {
+    throw InputError(Diagnostic{
+        sc.source_file, 0, 0, "hardware.servers",
+        std::to_string(engines_total) + " engines of " + std::to_string(kv.num_blocks) +
+            " KV blocks hold " + std::to_string(engines_total * kv.num_blocks) +
+            " blocks, past kvsim's limit of " + std::to_string(limits::kMaxTotalGpuBlocks) +
+            " blocks in one run (docs/limits.md): simulate fewer servers or set "
+            "engine.num_gpu_blocks_override"});
+  }
   ComputeChoice choice = make_compute_model(sc);
   compute = std::move(choice.model);
   info.compute_model = choice.description;
@@ -421,13 +457,18 @@ std::uint64_t Simulation::Impl::submit(workload::RequestSpec spec) {
   r.id = id;
   r.prompt_tokens = total_tokens(spec.prompt);
   r.max_output_tokens = std::max<std::int64_t>(spec.output_tokens, 1);
+  // A request past max_model_len is rejected at arrival (Engine::add_request): its blocks are
+  // never hashed (its prompt may be longer than any KV cache).
+  const bool too_long = r.prompt_tokens + r.max_output_tokens > info.max_model_len;
   TokenSequence full = spec.prompt;
-  append_tokens(full, spec.output_content_id, r.max_output_tokens);
-  if (block_ids.wants_collect(static_cast<std::size_t>(r.prompt_tokens + r.max_output_tokens) /
+  if (!too_long) append_tokens(full, spec.output_content_id, r.max_output_tokens);
+  if (!too_long && block_ids.wants_collect(static_cast<std::size_t>(r.prompt_tokens + r.max_output_tokens) /
                                               static_cast<std::size_t>(scenario.engine.block_size) + 1)) {
     collect_block_ids();
   }
-  r.block_hashes = prefix_names ? prefix_names->keys(full, block_ids) : hash_cache.hashes(spec.conversation_id, full);
+  if (!too_long) {
+    r.block_hashes = prefix_names ? prefix_names->keys(full, block_ids) : hash_cache.hashes(spec.conversation_id, full);
+  }
   const int server = route(spec, r);
 
   InFlight f;
@@ -891,12 +932,40 @@ void Simulation::Impl::advance_to(SimTime t) {
   clock = t;
 }
 
+void Simulation::Impl::throw_time_limit(EventKind kind) const {
+  // Times computed from rates and samples saturate at kTimeOverLimit (kvsim/core/units.hpp),
+  // so an event past the limit names what took so long instead of wrapping.
+  std::string what;
+  switch (kind) {
+    case EventKind::kWake:
+      what = "the workload's next arrival (workload.clients.request_rate, or a trace's timestamps "
+             "times time_scale)";
+      break;
+    case EventKind::kStepEnd:
+      what = "a forward step (the GPU's rates: hardware.servers.*.gpu memory_bandwidth, "
+             "bf16_dense; or compute)";
+      break;
+    case EventKind::kNetwork:
+      what = "a KV transfer (the rates and latencies of the links, NICs, drives and stores in hardware)";
+      break;
+    default:
+      what = "an event";
+      break;
+  }
+  std::ostringstream os;
+  os << what << " would end past kvsim's limit of " << to_seconds(kTimeLimit)
+     << " s (about 31.7 years) of simulated time, at simulated time " << to_seconds(clock)
+     << " s (docs/limits.md)";
+  throw InputError(Diagnostic{scenario.source_file, 0, 0, "", os.str()});
+}
+
 void Simulation::Impl::run_loop() {
   driver->start(*this);
   stoppable = control != nullptr && control->stop.stop_possible();
   while (!events.empty()) {
     const auto ev = events.pop();
     KVSIM_ASSERT(ev.time >= clock, "time went back");
+    if (ev.time > kTimeLimit) throw_time_limit(ev.payload.kind);
     advance_to(ev.time);
     try {
       switch (ev.payload.kind) {

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "kvsim/core/limits.hpp"
 #include "kvsim/scenario/scenario.hpp"
 #include "kvsim/scenario/suggest.hpp"
 #include "kvsim/scenario/units.hpp"
@@ -13,6 +14,9 @@
 namespace kvsim::scenario {
 namespace {
 
+// Tokens of a request, a message or a context: kvsim's stated limit (docs/limits.md).
+constexpr double kMaxTokens = static_cast<double>(limits::kMaxTokens);
+const Range kTokenLimit = Range::closed(0, kMaxTokens);
 
 void issue(std::vector<FieldIssue>& issues, std::string path, ProblemClass problem,
            std::string message) {
@@ -241,12 +245,12 @@ StructTable make_model_table() {
       .int64("num_params", &ModelSpec::num_params,
              "Total parameters, embeddings included; derived from the shape (docs/models.md), so "
              "a value given here must equal it.",
-             Range::at_least(1))
+             Range::closed(1, 1e15))
       .boolean("tie_word_embeddings", &ModelSpec::tie_word_embeddings,
                "Input and output embeddings share one matrix.")
       .integer("max_position_embeddings", &ModelSpec::max_position_embeddings,
                "Longest context the model supports (engine.max_model_len 0 means this).",
-               Range::at_least(1))
+               Range::closed(1, kMaxTokens))
       .required()
       .enumeration<DType>("dtype", &ModelSpec::dtype, dtypes,
                           "Weight dtype of the linear layers: bf16/fp16; fp8 (W8A8, FP8 tensor "
@@ -344,7 +348,7 @@ StructTable make_engine_table() {
       .integer("max_num_batched_tokens", &EngineConfig::max_num_batched_tokens,
                "Token budget of one step; 0: vllm serve's default (8192 on GPUs with 70 GiB or more "
                "but the A100, else 2048).",
-               Range::at_least(0))
+               Range::closed(0, kMaxTokens))
       .real("gpu_memory_utilization", &EngineConfig::gpu_memory_utilization,
             "Fraction of GPU memory the instance may use (weights, activations, KV cache).",
             Range::open_closed(0, 1))
@@ -356,7 +360,7 @@ StructTable make_engine_table() {
                "Split long prefills over steps.")
       .integer("max_model_len", &EngineConfig::max_model_len,
                "Longest prompt + output; 0 means the model's max_position_embeddings.",
-               Range::at_least(0))
+               Range::closed(0, kMaxTokens))
       .boolean("async_scheduling", &EngineConfig::async_scheduling,
                "Schedule step N+1 while step N runs; default: on from vLLM 0.14.")
       .boolean("scheduler_reserve_full_isl", &EngineConfig::scheduler_reserve_full_isl,
@@ -368,9 +372,11 @@ StructTable make_engine_table() {
              "0.10; docs/models.md).",
              Range::at_least(0))
       .int64("num_gpu_blocks_override", &EngineConfig::num_gpu_blocks_override,
-             "KV cache blocks; 0 derives them from memory as vLLM does.", Range::at_least(0))
+             "KV cache blocks; 0 derives them from memory as vLLM does.",
+             Range::closed(0, static_cast<double>(limits::kMaxGpuBlocks)))
       .integer("long_prefill_token_threshold", &EngineConfig::long_prefill_token_threshold,
-               "Most prefill tokens of one request per step; 0 means no cap.", Range::at_least(0))
+               "Most prefill tokens of one request per step; 0 means no cap.",
+               Range::closed(0, kMaxTokens))
       .choice("scheduling_policy", &EngineConfig::scheduling_policy, {"fcfs", "priority"},
               "Order of waiting requests.")
       .boolean("enforce_eager", &EngineConfig::enforce_eager, "Run without CUDA graphs.")
@@ -498,14 +504,16 @@ StructTable make_prompt_input_table() {
                                         "User-turn token counts (vLLM generation config "
                                         "`prompt_input`).")
       .distribution("num_turns", &GenerationConfig::num_turns,
-                    "Messages per conversation (user + assistant), rounded up to even, at least 2.")
+                    "Messages per conversation (user + assistant), rounded up to even, at least 2.",
+                    Range::closed(0, static_cast<double>(limits::kMaxTurns)))
       .required()
       .distribution("common_prefix_num_tokens", &GenerationConfig::common_prefix_num_tokens,
-                    "Prefix shared by all conversations, sampled once.")
+                    "Prefix shared by all conversations, sampled once.", kTokenLimit)
       .distribution("prefix_num_tokens", &GenerationConfig::prefix_num_tokens,
-                    "Unique prefix of each conversation's first user turn.")
+                    "Unique prefix of each conversation's first user turn.", kTokenLimit)
       .required()
-      .distribution("num_tokens", &GenerationConfig::num_tokens, "Tokens of each user turn.")
+      .distribution("num_tokens", &GenerationConfig::num_tokens, "Tokens of each user turn.",
+                    kTokenLimit)
       .required()
       .build();
 }
@@ -516,7 +524,7 @@ StructTable make_prompt_output_table() {
                                         "Assistant-turn token counts (vLLM generation config "
                                         "`prompt_output`).")
       .distribution("num_tokens", &GenerationConfig::output_num_tokens,
-                    "Tokens of each assistant answer.")
+                    "Tokens of each assistant answer.", kTokenLimit)
       .required()
       .build();
 }
@@ -566,10 +574,12 @@ StructTable make_clients_table() {
                "Stop all clients when the first one runs out of conversations.")
       .integer("limit_min_tokens", &ClientSpec::limit_min_tokens,
                "Answer length floor: 0 from the dataset, < 0 none, > 0 this (with "
-               "limit_max_tokens).")
+               "limit_max_tokens).",
+               Range{std::nullopt, kMaxTokens})
       .integer("limit_max_tokens", &ClientSpec::limit_max_tokens,
                "Answer length cap: 0 from the dataset, < 0 none, > 0 this (with "
-               "limit_min_tokens).")
+               "limit_min_tokens).",
+               Range{std::nullopt, kMaxTokens})
       .check([](ClientSpec& c, const KeyGiven&, std::vector<FieldIssue>& issues) {
         // benchmark_serving_multi_turn.py: positive limits come in pairs; each client needs
         // at least one active conversation (max_active_conversations // num_clients >= 1).
@@ -610,7 +620,8 @@ StructTable make_sharegpt_table() {
   return TableBuilder<ShareGptFilter>("ShareGptFilter",
                                       "Filters of vLLM's convert_sharegpt_to_openai.py for a raw ShareGPT file; "
                                       "0 means not given.")
-      .int64("seed", &ShareGptFilter::seed, "--seed: shuffles the items, then samples max_items.")
+      .int64("seed", &ShareGptFilter::seed, "--seed: shuffles the items, then samples max_items.",
+             Range::unbounded_above())
       .int64("max_items", &ShareGptFilter::max_items, "--max-items: conversations to sample; 0 keeps all.",
              Range::at_least(0))
       .integer("min_turns", &ShareGptFilter::min_turns, "--min-turns: fewer messages drop the conversation.",
@@ -618,9 +629,11 @@ StructTable make_sharegpt_table() {
       .integer("max_turns", &ShareGptFilter::max_turns, "--max-turns: messages kept per conversation.",
                Range::at_least(0))
       .int64("min_content_len", &ShareGptFilter::min_content_len,
-             "--min-content-len: a shorter message (characters) drops the conversation.", Range::at_least(0))
+             "--min-content-len: a shorter message (characters) drops the conversation.",
+             Range{0.0, std::numeric_limits<double>::infinity()})
       .int64("max_content_len", &ShareGptFilter::max_content_len,
-             "--max-content-len: a longer message (characters) drops the conversation.", Range::at_least(0))
+             "--max-content-len: a longer message (characters) drops the conversation.",
+             Range{0.0, std::numeric_limits<double>::infinity()})
       .boolean("exclude_non_english", &ShareGptFilter::exclude_non_english,
                "Keep only conversations whose messages are all ASCII (false: --no-exclude-non-english).")
       .check([](ShareGptFilter& f, const KeyGiven&, std::vector<FieldIssue>& issues) {

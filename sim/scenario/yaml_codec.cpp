@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 
+#include "kvsim/core/limits.hpp"
 #include "kvsim/scenario/suggest.hpp"
 #include "kvsim/scenario/units.hpp"
 
@@ -437,6 +438,11 @@ void Decoder::decode_field(const YAML::Node& node, void* owner, const Field& f,
           continue;
         }
         if (f.kind == FieldKind::kStringList) {
+          if (auto problem = string_too_long(item.Scalar())) {
+            report(item, here, item_path, problem->message);
+            ok = false;
+            continue;
+          }
           strings.push_back(item.Scalar());
           continue;
         }
@@ -457,7 +463,7 @@ void Decoder::decode_field(const YAML::Node& node, void* owner, const Field& f,
       return;
     }
     case FieldKind::kDistribution:
-      decode_distribution(node, *static_cast<Distribution*>(f.get(owner)), path, label);
+      decode_distribution(node, *static_cast<Distribution*>(f.get(owner)), path, label, f.range);
       return;
     default:
       break;
@@ -472,7 +478,10 @@ void Decoder::decode_field(const YAML::Node& node, void* owner, const Field& f,
 }
 
 void Decoder::decode_distribution(const YAML::Node& node, Distribution& out,
-                                  const std::string& path, const std::string* label) {
+                                  const std::string& path, const std::string* label,
+                                  const Range& limit) {
+  // The largest value the field may take (kvsim's stated limits, docs/limits.md).
+  const double top = limit.max ? *limit.max : std::numeric_limits<double>::max();
   if (!node.IsMap()) {
     Field dummy;
     dummy.kind = FieldKind::kDistribution;
@@ -569,7 +578,7 @@ void Decoder::decode_distribution(const YAML::Node& node, Distribution& out,
   auto bad = [&](const std::string& message) { report(node, label, path, message); };
 
   if (d.kind != DistKind::kUniform && d.kind != DistKind::kConstant) {
-    if (const auto max = number("max", Range::above(0))) {
+    if (const auto max = number("max", Range::open_closed(0, top))) {
       d.has_max = true;
       d.max = *max;
     }
@@ -580,7 +589,7 @@ void Decoder::decode_distribution(const YAML::Node& node, Distribution& out,
         bad("constant needs value");
         break;
       }
-      if (auto v = number("value", Range::at_least(0))) d.value = *v;
+      if (auto v = number("value", Range::closed(0, top))) d.value = *v;
       break;
     }
     case DistKind::kUniform: {
@@ -589,8 +598,8 @@ void Decoder::decode_distribution(const YAML::Node& node, Distribution& out,
         bad("uniform needs min and max");
         break;
       }
-      const auto lo = number("min", Range::above(0));
-      const auto hi = number("max", Range::above(0));
+      const auto lo = number("min", Range::open_closed(0, top));
+      const auto hi = number("max", Range::open_closed(0, top));
       if (!lo || !hi) break;
       if (*lo > *hi) {
         bad("uniform needs min <= max, got min " + shortest_double(*lo) + " and max " +
@@ -614,10 +623,10 @@ void Decoder::decode_distribution(const YAML::Node& node, Distribution& out,
       }
       if (by_average) {
         d.has_average = true;
-        if (auto v = number("average", Range::at_least(1))) d.average = *v;
+        if (auto v = number("average", Range::closed(1, std::max(1.0, top)))) d.average = *v;
         if (auto v = number("median_ratio", Range::open(0, 1))) d.median_ratio = *v;
       } else {
-        if (auto v = number("mean", Range::above(0))) d.mean = *v;
+        if (auto v = number("mean", Range::open_closed(0, std::log(std::max(top, 2.0))))) d.mean = *v;
         if (auto v = number("sigma", Range::at_least(0))) d.sigma = *v;
       }
       break;
@@ -629,7 +638,7 @@ void Decoder::decode_distribution(const YAML::Node& node, Distribution& out,
         break;
       }
       // numpy: zipf needs a > 1; poisson needs lam >= 0.
-      const Range range = d.kind == DistKind::kZipf ? Range::above(1) : Range::at_least(0);
+      const Range range = d.kind == DistKind::kZipf ? Range::above(1) : Range::closed(0, top);
       if (auto v = number("alpha", range)) d.alpha = *v;
       break;
     }
@@ -639,8 +648,30 @@ void Decoder::decode_distribution(const YAML::Node& node, Distribution& out,
 
 std::optional<YAML::Node> parse_yaml(const std::string& text, const std::string& file,
                                      std::vector<Diagnostic>& diagnostics) {
+  if (static_cast<std::int64_t>(text.size()) > limits::kMaxYamlBytes) {
+    diagnostics.push_back(Diagnostic{file, 0, 0, "",
+                                     "the YAML text is " + std::to_string(text.size()) +
+                                         " bytes, past kvsim's limit of " +
+                                         std::to_string(limits::kMaxYamlBytes) +
+                                         " bytes (docs/limits.md)"});
+    return std::nullopt;
+  }
   try {
-    return YAML::Load(text);
+    std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    if (documents.size() > 1) {
+      // A second document would be silently dropped: say so instead.
+      Diagnostic d;
+      d.file = file;
+      const YAML::Mark mark = documents[1].Mark();
+      if (mark.line >= 0) {
+        d.line = mark.line + 1;
+        d.column = mark.column + 1;
+      }
+      d.message = "a second YAML document (after '---'): a scenario file holds one document";
+      diagnostics.push_back(std::move(d));
+      return std::nullopt;
+    }
+    return documents.empty() ? YAML::Node() : documents.front();
   } catch (const YAML::ParserException& e) {
     Diagnostic d;
     d.file = file;

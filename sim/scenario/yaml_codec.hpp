@@ -56,8 +56,10 @@ class Decoder {
                      const std::string& path, const std::string* label, bool satisfied);
   void decode_field(const YAML::Node& node, void* owner, const Field& field,
                     const std::string& path, const std::string* label, bool satisfied);
+  // `limit`: the most the distribution may give (its max bounds value, min, max, average,
+  // lam; its log bounds the lognormal mean).
   void decode_distribution(const YAML::Node& node, workload::Distribution& out,
-                           const std::string& path, const std::string* label);
+                           const std::string& path, const std::string* label, const Range& limit);
   // Where the issue's relative path points in the tree, for a check hook's diagnostics.
   void report_issue(const YAML::Node& node, const std::string* label, const std::string& path,
                     const FieldIssue& issue);

@@ -1,8 +1,10 @@
 #include "kvsim/workload/conversation.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/core/limits.hpp"
 #include "kvsim/workload/distributions.hpp"
 
 namespace kvsim::workload {
@@ -11,14 +13,53 @@ namespace {
 struct NamedDistribution {
   const char* path;
   const Distribution* dist;
+  std::int64_t limit;  // the most one sample may be (docs/limits.md)
+  const char* what;    // what a sample counts
 };
 
 std::vector<NamedDistribution> named_fields(const GenerationConfig& c) {
-  return {{"prompt_input.num_turns", &c.num_turns},
-          {"prompt_input.common_prefix_num_tokens", &c.common_prefix_num_tokens},
-          {"prompt_input.prefix_num_tokens", &c.prefix_num_tokens},
-          {"prompt_input.num_tokens", &c.num_tokens},
-          {"prompt_output.num_tokens", &c.output_num_tokens}};
+  return {{"prompt_input.num_turns", &c.num_turns, limits::kMaxTurns, "messages per conversation"},
+          {"prompt_input.common_prefix_num_tokens", &c.common_prefix_num_tokens, limits::kMaxTokens,
+           "tokens"},
+          {"prompt_input.prefix_num_tokens", &c.prefix_num_tokens, limits::kMaxTokens, "tokens"},
+          {"prompt_input.num_tokens", &c.num_tokens, limits::kMaxTokens, "tokens"},
+          {"prompt_output.num_tokens", &c.output_num_tokens, limits::kMaxTokens, "tokens"}};
+}
+
+// A parameter that lets the distribution give more than `limit` for certain; empty when none.
+std::string parameter_past_limit(const Distribution& d, std::int64_t limit, const char* what) {
+  const double top = static_cast<double>(limit);
+  const auto past = [&](const char* key, double v) {
+    return std::string(key) + " " + python_number_repr(v) + " is past kvsim's limit of " +
+           std::to_string(limit) + " " + what + " (docs/limits.md)";
+  };
+  if (d.has_max && d.kind != DistKind::kUniform && d.max > top) return past("max", d.max);
+  switch (d.kind) {
+    case DistKind::kConstant:
+      return d.value > top ? past("value", d.value) : std::string();
+    case DistKind::kUniform:
+      return d.max > top ? past("max", d.max) : std::string();
+    case DistKind::kLognormal:
+      if (d.has_average) return d.average > top ? past("average", d.average) : std::string();
+      return d.mean > std::log(top) ? past("mean (of the logarithm)", d.mean) : std::string();
+    case DistKind::kPoisson:
+      return d.alpha > top ? past("alpha", d.alpha) : std::string();
+    case DistKind::kZipf:
+      return {};
+  }
+  return {};
+}
+
+// Samples beyond the limit (a heavy tail without a max) stop the run with the field named.
+void check_samples(const NamedDistribution& f, const std::vector<std::int64_t>& values) {
+  for (const std::int64_t v : values) {
+    if (v <= f.limit) continue;
+    throw InputError(Diagnostic{
+        "", 0, 0, f.path,
+        "a sample of " + distribution_repr(*f.dist) + " gave " + std::to_string(v) + " " + f.what +
+            ", past kvsim's limit of " + std::to_string(f.limit) +
+            " (docs/limits.md); give the distribution a max"});
+  }
 }
 
 }  // namespace
@@ -51,9 +92,15 @@ void validate_generation_config(const GenerationConfig& config) {
   if (config.num_conversations <= 0) {
     errors.push_back(
         Diagnostic{"", 0, 0, "num_conversations", "num_conversations should be larger than zero"});
+  } else if (config.num_conversations > limits::kMaxCount) {
+    errors.push_back(Diagnostic{"", 0, 0, "num_conversations",
+                                "num_conversations " + std::to_string(config.num_conversations) +
+                                    " is past kvsim's limit of " + std::to_string(limits::kMaxCount) +
+                                    " (docs/limits.md)"});
   }
   for (const auto& f : named_fields(config)) {
-    const std::string msg = distribution_error(*f.dist);
+    std::string msg = distribution_error(*f.dist);
+    if (msg.empty()) msg = parameter_past_limit(*f.dist, f.limit, f.what);
     if (!msg.empty()) errors.push_back(Diagnostic{"", 0, 0, f.path, msg});
   }
   if (!errors.empty()) throw InputError(std::move(errors));
@@ -65,14 +112,30 @@ std::vector<Conversation> generate_conversations(const GenerationConfig& config,
   const auto n = static_cast<std::size_t>(config.num_conversations);
 
   // Message counts: at least one user prompt and its answer, rounded up to even.
+  const std::vector<NamedDistribution> fields = named_fields(config);
   std::vector<std::int64_t> turn_count = sample_distribution(config.num_turns, n, rng);
+  check_samples(fields[0], turn_count);
+  std::int64_t messages = 0;
   for (auto& t : turn_count) {
     t = std::max<std::int64_t>(t, 2);
     t += t % 2;
+    messages += t;
+  }
+  // Every message's token list is held in memory for the whole run.
+  if (messages > limits::kMaxMessages) {
+    throw InputError(Diagnostic{
+        "", 0, 0, fields[0].path,
+        std::to_string(config.num_conversations) + " conversations of " +
+            distribution_repr(config.num_turns) + " messages hold " + std::to_string(messages) +
+            " messages, past kvsim's limit of " + std::to_string(limits::kMaxMessages) +
+            " generated messages (docs/limits.md)"});
   }
   const std::vector<std::int64_t> prefix_tokens =
       sample_distribution(config.prefix_num_tokens, n, rng);
-  const std::int64_t common = sample_distribution(config.common_prefix_num_tokens, 1, rng).front();
+  check_samples(fields[2], prefix_tokens);
+  const std::vector<std::int64_t> common_sample = sample_distribution(config.common_prefix_num_tokens, 1, rng);
+  check_samples(fields[1], common_sample);
+  const std::int64_t common = common_sample.front();
   // decode(corpus[:common - 2]) + "." re-tokenizes to common - 2 tokens plus the period.
   // (For common == 1 vLLM's slice [:-1] takes the whole corpus; we take the period alone.)
   const std::int64_t common_tokens = common <= 0 ? 0 : std::max<std::int64_t>(common - 2, 0) + 1;
@@ -86,9 +149,11 @@ std::vector<Conversation> generate_conversations(const GenerationConfig& config,
     const std::uint64_t key = conversation_key(conv.id);
     const auto nturns = static_cast<std::size_t>(turn_count[c]);
     std::vector<std::int64_t> input_tokens = sample_distribution(config.num_tokens, nturns, rng);
+    check_samples(fields[3], input_tokens);
     for (auto& v : input_tokens) v = std::max(v, phrases.base_prompt);
     std::vector<std::int64_t> output_tokens =
         sample_distribution(config.output_num_tokens, nturns, rng);
+    check_samples(fields[4], output_tokens);
     for (auto& v : output_tokens) v = std::max<std::int64_t>(v, 1);
 
     const auto cid = static_cast<std::int64_t>(c);

@@ -43,7 +43,10 @@ class RowScanner {
     skip_space();
     const std::size_t start = i_;
     std::int64_t v = 0;
-    while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') v = v * 10 + (s_[i_++] - '0');
+    while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') {
+      if (i_ - start < 18) v = v * 10 + (s_[i_] - '0');  // a 19th digit is refused below
+      ++i_;
+    }
     const std::size_t digits = i_ - start;
     if (digits == 0 || digits > 18 || (digits > 1 && s_[start] == '0')) return false;
     if (i_ < s_.size() && (s_[i_] == '.' || s_[i_] == 'e' || s_[i_] == 'E')) return false;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/core/limits.hpp"
 #include "kvsim/core/units.hpp"
 #include "kvsim/workload/prompt.hpp"
 
@@ -253,7 +254,7 @@ void MultiTurnDriver::on_complete(const Completion& done, WorkloadContext& ctx) 
   }
   if (spec_.request_rate > 0) {
     const SimTime sleep = from_seconds(c.sleep_rng.exponential(1.0 / spec_.request_rate));
-    ctx.wake_at(ctx.now() + sleep, c.index);
+    ctx.wake_at(limits::saturating_add(ctx.now(), sleep), c.index);
     return;
   }
   advance(c, ctx);

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/core/limits.hpp"
 
 namespace kvsim::workload {
 
@@ -42,7 +43,7 @@ void ReplayedDriver::advance(std::size_t client, WorkloadContext& ctx, SimTime a
     ++c.next;
     send(index, ctx, client);
   } else {
-    ctx.wake_at(after + delay, static_cast<std::int64_t>(client));
+    ctx.wake_at(limits::saturating_add(after, delay), static_cast<std::int64_t>(client));
   }
 }
 
@@ -55,7 +56,7 @@ void ReplayedDriver::start(WorkloadContext& ctx) {
       return requests_[a].send_time < requests_[b].send_time;
     });
     for (const std::size_t i : order)
-      ctx.wake_at(ctx.now() + requests_[i].send_time, static_cast<std::int64_t>(i));
+      ctx.wake_at(limits::saturating_add(ctx.now(), requests_[i].send_time), static_cast<std::int64_t>(i));
     return;
   }
   for (std::size_t c = 0; c < clients_.size(); ++c) advance(c, ctx, ctx.now());

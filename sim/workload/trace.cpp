@@ -7,9 +7,11 @@
 #include <sstream>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/core/limits.hpp"
 #include "kvsim/workload/azure_trace.hpp"
 #include "kvsim/workload/bailian_trace.hpp"
 #include "kvsim/workload/burstgpt_trace.hpp"
+#include "kvsim/workload/distributions.hpp"
 #include "kvsim/workload/mooncake_trace.hpp"
 #include "kvsim/workload/sharegpt.hpp"
 #include "kvsim/workload/vllm_input.hpp"
@@ -139,6 +141,36 @@ Trace read_trace(const std::string& path, const TraceReadOptions& opt) {
   return parse_burstgpt(in, path);
 }
 
+namespace {
+
+// Milliseconds as the message writes them: "1e+12 ms".
+std::string ms_text(double ms) {
+  std::ostringstream os;
+  os << ms << " ms";
+  return os.str();
+}
+
+constexpr double kMaxDurationMs = static_cast<double>(limits::kMaxDuration) / 1e6;
+
+// Every row within kvsim's stated limits (docs/limits.md): lengths in tokens, arrival in time.
+void check_row_limits(const Trace& trace) {
+  for (const TraceRequest& r : trace.requests) {
+    const auto past = [&](const std::string& what, const std::string& limit) {
+      throw InputError(Diagnostic{trace.source, r.line, 0, "",
+                                  what + " is past kvsim's limit of " + limit + " (docs/limits.md)"});
+    };
+    const std::string tokens = std::to_string(limits::kMaxTokens) + " tokens per request";
+    if (r.input_length > limits::kMaxTokens)
+      past("input_length " + std::to_string(r.input_length), tokens);
+    if (r.output_length > limits::kMaxTokens)
+      past("output_length " + std::to_string(r.output_length), tokens);
+    if (!(r.timestamp_ms <= kMaxDurationMs))
+      past("the timestamp " + ms_text(r.timestamp_ms), ms_text(kMaxDurationMs) + " (about 3.2 years)");
+  }
+}
+
+}  // namespace
+
 void validate_window(const TraceWindow& w, const std::string& prefix) {
   std::vector<Diagnostic> errors;
   const auto positive = [&](double v, const char* key) {
@@ -177,6 +209,13 @@ Trace select(const Trace& trace, const TraceWindow& w) {
       break;
     TraceRequest c = r;
     c.timestamp_ms = (r.timestamp_ms - start_ms) * scale;
+    if (!(c.timestamp_ms <= kMaxDurationMs)) {
+      throw InputError(Diagnostic{
+          trace.source, r.line, 0, "",
+          "the replayed arrival " + ms_text(c.timestamp_ms) + " (time_scale / rate_scale " +
+              python_number_repr(scale) + ") is past kvsim's limit of " + ms_text(kMaxDurationMs) +
+              " (about 3.2 years) of replayed time (docs/limits.md)"});
+    }
     c.parent = r.parent >= 0 ? new_index[static_cast<std::size_t>(r.parent)] : -1;
     new_index[i] = static_cast<std::int64_t>(out.requests.size());
     out.requests.push_back(std::move(c));
@@ -185,6 +224,7 @@ Trace select(const Trace& trace, const TraceWindow& w) {
 }
 
 void sort_trace(Trace& trace, std::vector<std::int64_t> parent_by_position) {
+  check_row_limits(trace);
   const std::size_t n = trace.requests.size();
   if (parent_by_position.empty()) parent_by_position.assign(n, -1);
   std::vector<std::size_t> order(n);

@@ -92,3 +92,27 @@ TEST(TraceStats, Conversations) {
 
 }  // namespace
 }  // namespace kvsim::analysis
+
+namespace kvsim::analysis {
+namespace {
+
+// The rate series is bounded by the limit on its buckets, not sized by the span: two requests
+// 1e8 s apart with 60 s buckets give 1-2-5 buckets wide enough for at most 10,000 of them, and
+// the two requests land in the first and the last.
+TEST(TraceStats, RateSeriesOfAHugeSpanWidensItsBuckets) {
+  workload::Trace t;
+  t.format = "mooncake";
+  t.requests = {req(0, {}, 10), req(1e11, {}, 10)};
+  const auto s = trace_stats(t, 60);
+  EXPECT_EQ(s.bucket_widened_from_s, 60);
+  EXPECT_DOUBLE_EQ(s.bucket_s, 20000);  // 1e8 s / 9,999 = 10,001 s, the next 1-2-5 step up
+  ASSERT_LE(s.rate.size(), 10000u);
+  EXPECT_EQ(s.rate.front().requests, 1);
+  EXPECT_EQ(s.rate.back().requests, 1);
+  // A span that fits keeps the bucket asked for.
+  t.requests = {req(0, {}, 10), req(600000, {}, 10)};
+  EXPECT_EQ(trace_stats(t, 60).bucket_widened_from_s, 0);
+}
+
+}  // namespace
+}  // namespace kvsim::analysis

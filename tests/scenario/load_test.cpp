@@ -397,12 +397,12 @@ TEST(Diagnostics, Distributions) {
   EXPECT_EQ(first_error("{distribution: lognormal, mean: 1}"),
             ": lognormal needs either average or mean+sigma");
   EXPECT_EQ(first_error("{distribution: lognormal, average: 0.5}"),
-            ".average: must be >= 1, got 0.5");
+            ".average: must be in [1, 100000], got 0.5");
   EXPECT_EQ(first_error("{distribution: lognormal, average: 100, median_ratio: 1}"),
             ".median_ratio: must be in (0, 1), got 1");
   EXPECT_EQ(first_error("{distribution: uniform, min: 5, max: 2}"),
             ": uniform needs min <= max, got min 5 and max 2");
-  EXPECT_EQ(first_error("{distribution: uniform, min: 0, max: 2}"), ".min: must be > 0, got 0");
+  EXPECT_EQ(first_error("{distribution: uniform, min: 0, max: 2}"), ".min: must be in (0, 100000], got 0");
   EXPECT_EQ(first_error("{distribution: uniform, min: 1}"), ": uniform needs min and max");
   EXPECT_EQ(first_error("{distribution: unifrom, min: 1, max: 2}"),
             ".distribution: unknown distribution 'unifrom'; did you mean 'uniform'? (valid: "

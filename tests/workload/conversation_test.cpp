@@ -202,3 +202,40 @@ TEST(Conversation, GenerationParamLines) {
 
 }  // namespace
 }  // namespace kvsim::workload
+
+namespace kvsim::workload {
+namespace {
+
+// docs/limits.md: a parameter past the field's limit is refused before anything is sampled; a
+// heavy tail without max is refused at the first sample past the limit (zipf with alpha near 1
+// gives samples of ~1e12 and more); too many messages in all are refused before generation.
+TEST(ConversationLimits, ParametersAndSamplesPastTheLimitsAreRefused) {
+  Rng rng(1);
+  GenerationConfig big_output = constant_config(2, 2, 0, 0, 140, 10);
+  big_output.output_num_tokens = uniform(200, 1e18);
+  EXPECT_THROW(generate_conversations(big_output, rng), InputError);
+
+  GenerationConfig tail = constant_config(2, 2, 0, 0, 140, 10);
+  tail.output_num_tokens.kind = DistKind::kZipf;
+  tail.output_num_tokens.alpha = 1.0000001;
+  try {
+    generate_conversations(tail, rng);
+    ADD_FAILURE() << "a zipf sample past 2^24 tokens was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.diagnostics().front().path, "prompt_output.num_tokens");
+    EXPECT_NE(std::string(e.what()).find("give the distribution a max"), std::string::npos);
+  }
+  // The same tail capped by max is within the limit.
+  tail.output_num_tokens.has_max = true;
+  tail.output_num_tokens.max = 1000;
+  EXPECT_NO_THROW(generate_conversations(tail, rng));
+
+  // 300 conversations of 100,000 messages: 3e7 messages, past 2e7 in all.
+  GenerationConfig many = constant_config(300, 100000, 0, 0, 140, 10);
+  EXPECT_THROW(generate_conversations(many, rng), InputError);
+  GenerationConfig too_many_turns = constant_config(1, 100002, 0, 0, 140, 10);
+  EXPECT_THROW(generate_conversations(too_many_turns, rng), InputError);
+}
+
+}  // namespace
+}  // namespace kvsim::workload

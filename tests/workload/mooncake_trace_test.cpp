@@ -162,6 +162,9 @@ TEST(MooncakeTrace, FastRowReaderLeavesOtherFormsToTheGeneralReader) {
            R"({"timestamp": 01, "input_length": 600, "output_length": 5, )" + ids + "}",
            R"({"timestamp": -1, "input_length": 600, "output_length": 5, )" + ids + "}",
            R"({"timestamp": 1234567890123456789, "input_length": 600, "output_length": 5, )" + ids + "}",
+           // Past int64: refused without accumulating past 18 digits (UBSan: no overflow).
+           R"({"timestamp": 1, "input_length": 18446744073709551616, "output_length": 5, )" + ids + "}",
+           R"({"timestamp": 99999999999999999999999999999, "input_length": 600, "output_length": 5, )" + ids + "}",
            R"({"timestamp": 1, "input_length": 600, "output_length": 0, )" + ids + "}",
            R"({"timestamp": 1, "input_length": 600, "output_length": 5, "hash_ids": [1]})",
            R"({"timestamp": 1, "input_length": 600, "output_length": 5, "hash_ids": [1, -2]})",

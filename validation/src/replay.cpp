@@ -253,8 +253,28 @@ std::string ReplayContext::run() {
 
 }  // namespace
 
+void check_base_url(const std::string& url) {
+  std::string_view rest(url);
+  bool scheme = false;
+  for (const std::string_view prefix : {"http://", "https://"}) {
+    if (rest.substr(0, prefix.size()) == prefix) {
+      rest.remove_prefix(prefix.size());
+      scheme = true;
+      break;
+    }
+  }
+  const std::string_view host = rest.substr(0, rest.find_first_of("/:?#"));
+  if (!scheme || host.empty() ||
+      rest.find_first_of(" \t\r\n") != std::string_view::npos) {
+    throw InputError("", 0, 0,
+                     "--url: '" + url +
+                         "' is not a server base URL: give http://HOST[:PORT] or https://HOST[:PORT]");
+  }
+}
+
 ReplayRun run_replay(const scenario::Scenario& sc, const ReplayOptions& opts) {
   if (opts.url.empty()) throw InputError("", 0, 0, "--url: the server's base URL is required");
+  check_base_url(opts.url);
   ReplayRun run;
   run.kvsim_version = kVersion;
   run.scenario_file = sc.source_file;

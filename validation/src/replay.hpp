@@ -44,6 +44,9 @@ struct ReplayOptions {
   std::function<void(const ReplayRecord&)> on_record;
 };
 
+// Throws InputError unless `url` is http:// or https:// followed by a host.
+void check_base_url(const std::string& url);
+
 // Throws InputError for a workload it cannot drive or an unreachable tokenizer when one is
 // required; server failures during the run are recorded, not thrown.
 ReplayRun run_replay(const scenario::Scenario& scenario, const ReplayOptions& options);

@@ -1,0 +1,76 @@
+// Every count, size, rate and time a scenario can give has a maximum (docs/limits.md), so the
+// engine's arithmetic stays in range whatever the input; the few keys without one are named.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "kvsim/core/error.hpp"
+#include "kvsim/scenario/field_table.hpp"
+#include "kvsim/scenario/scenario.hpp"
+#include "kvsim/scenario/tables.hpp"
+
+namespace kvsim::scenario {
+namespace {
+
+void walk(const StructTable& table, const std::string& prefix, std::set<const StructTable*>& seen,
+          std::vector<std::string>& unbounded) {
+  if (!seen.insert(&table).second) return;
+  for (const Field& f : table.fields) {
+    const std::string path = prefix.empty() ? f.key : prefix + "." + f.key;
+    switch (f.kind) {
+      case FieldKind::kInt:
+      case FieldKind::kInt64:
+      case FieldKind::kTime:
+      case FieldKind::kBytes:
+      case FieldKind::kByteRate:
+      case FieldKind::kFlopRate:
+      case FieldKind::kDistribution:
+        if (!f.range.max) unbounded.push_back(path);
+        break;
+      default:
+        break;
+    }
+    if (f.nested != nullptr) walk(*f.nested, path, seen, unbounded);
+  }
+}
+
+TEST(StatedLimits, EveryCountSizeRateAndTimeHasAMaximum) {
+  std::set<const StructTable*> seen;
+  std::vector<std::string> unbounded;
+  walk(scenario_table(), "", seen, unbounded);
+  // A seed and the ShareGPT filter's character counts only compare or seed: any value is safe.
+  const std::set<std::string> allowed = {"sharegpt.seed", "sharegpt.min_content_len",
+                                         "sharegpt.max_content_len"};
+  for (const std::string& path : unbounded) {
+    const auto dot = path.rfind('.', path.rfind('.') - 1);
+    EXPECT_TRUE(allowed.count(path.substr(dot + 1)) != 0) << path << " has no maximum";
+  }
+  EXPECT_GT(seen.size(), 10u);
+}
+
+TEST(StatedLimits, AValuePastALimitIsALocatedError) {
+  const std::string yaml =
+      "name: t\n"
+      "hardware:\n"
+      "  servers: [{gpu: {preset: rtx4090}}]\n"
+      "  switch_latency: 9000000000s\n"
+      "model: {preset: llama-3.1-8b}\n";
+  try {
+    load_scenario_text(yaml, "t.yaml", LoadOptions{});
+    ADD_FAILURE() << "a switch latency of 9e9 s was accepted";
+  } catch (const InputError& e) {
+    bool found = false;
+    for (const Diagnostic& d : e.diagnostics()) {
+      if (d.path != "hardware.switch_latency") continue;
+      found = true;
+      EXPECT_EQ(d.file, "t.yaml");
+      EXPECT_EQ(d.line, 4);
+      EXPECT_NE(d.message.find("must be in [0ns, 100000000s]"), std::string::npos) << d.message;
+    }
+    EXPECT_TRUE(found) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kvsim::scenario
