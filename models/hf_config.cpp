@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/core/json_error.hpp"
 
 namespace kvsim::models {
 
@@ -116,6 +117,9 @@ class ConfigReader {
         if (const auto colon = msg.find(": ", c); colon != kNpos) msg = msg.substr(colon + 2);
       }
       throw InputError(Diagnostic{file, p.line, p.column, "", "invalid JSON: " + msg});
+    } catch (const json::exception& e) {
+      // A number past a double (1e400) is out_of_range 406, not a parse_error.
+      throw InputError(Diagnostic{file, 0, 0, "", "invalid JSON: " + json_error_text(e)});
     }
     if (!root_.is_object()) {
       const TextPosition p = position_of(text, skip_space(text, 0));

@@ -41,7 +41,46 @@ std::optional<ValueProblem> range_problem(const Field& f, double v, std::string_
 
 }  // namespace
 
-std::optional<ValueProblem> string_too_long(std::string_view text) {
+// Offset of the first byte that does not start a well-formed UTF-8 sequence (no overlong
+// forms, surrogates or code points past U+10FFFF; RFC 3629), or npos.
+std::size_t invalid_utf8_at(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // bounds of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + n >= s.size()) return i;  // truncated sequence
+    for (std::size_t k = 1; k <= n; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if (k == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xBF)) return i;
+    }
+    i += n + 1;
+  }
+  return std::string_view::npos;
+}
+
+std::optional<ValueProblem> string_problem(std::string_view text) {
+  if (const std::size_t bad = invalid_utf8_at(text); bad != std::string_view::npos) {
+    return ValueProblem{ProblemClass::kBadValue, "not valid UTF-8 (byte " + std::to_string(bad + 1) +
+                                                     " of the string)"};
+  }
   if (static_cast<std::int64_t>(text.size()) <= limits::kMaxStringBytes) return std::nullopt;
   return ValueProblem{ProblemClass::kOutOfRange,
                       "a string of " + std::to_string(text.size()) +
@@ -309,7 +348,7 @@ std::optional<ValueProblem> set_scalar_from_text(const Field& f, void* owner,
       return std::nullopt;
     }
     case FieldKind::kString:
-      if (auto p = string_too_long(text)) return p;
+      if (auto p = string_problem(text)) return p;
       *static_cast<std::string*>(f.get(owner)) = std::string(text);
       return std::nullopt;
     case FieldKind::kEnum: {

@@ -167,8 +167,10 @@ std::string scalar_text(const Field& field, const void* owner);
 // unchanged and returns the problem. `text` is the YAML scalar as written.
 std::optional<ValueProblem> set_scalar_from_text(const Field& field, void* owner,
                                                  std::string_view text);
-// A string scalar longer than kvsim's limit (limits::kMaxStringBytes); nullopt when it fits.
-std::optional<ValueProblem> string_too_long(std::string_view text);
+// A string scalar that is not valid UTF-8 (YAML text is Unicode; the resolved YAML could not
+// write it back unchanged) or is longer than kvsim's limit (limits::kMaxStringBytes); nullopt
+// when it is fine.
+std::optional<ValueProblem> string_problem(std::string_view text);
 // Parses one element of a kDoubleList (range checked).
 std::optional<ValueProblem> parse_list_number(const Field& field, std::string_view text,
                                               double& out);

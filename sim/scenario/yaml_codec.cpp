@@ -4,6 +4,9 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <sstream>
+
+#include <yaml-cpp/eventhandler.h>
 
 #include "kvsim/core/limits.hpp"
 #include "kvsim/scenario/suggest.hpp"
@@ -111,9 +114,9 @@ bool needs_quotes(const std::string& s) {
 }
 
 void emit_string(YAML::Emitter& out, const std::string& s) {
-  if (s.find('\n') != std::string::npos) {
-    out << YAML::Literal << s;
-  } else if (needs_quotes(s)) {
+  // A string with a line break is double-quoted (its \n escaped): a literal block would read
+  // back with a final line break added or removed.
+  if (s.find_first_of("\n\r") != std::string::npos || needs_quotes(s)) {
     out << YAML::DoubleQuoted << s;
   } else {
     out << s;
@@ -438,7 +441,7 @@ void Decoder::decode_field(const YAML::Node& node, void* owner, const Field& f,
           continue;
         }
         if (f.kind == FieldKind::kStringList) {
-          if (auto problem = string_too_long(item.Scalar())) {
+          if (auto problem = string_problem(item.Scalar())) {
             report(item, here, item_path, problem->message);
             ok = false;
             continue;
@@ -646,6 +649,29 @@ void Decoder::decode_distribution(const YAML::Node& node, Distribution& out,
   if (diagnostics_.size() == errors_before) out = d;
 }
 
+namespace {
+
+// Where each YAML document starts; every other event is ignored.
+struct DocumentStarts : YAML::EventHandler {
+  int seen = 0;
+  YAML::Mark second = YAML::Mark::null_mark();
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (++seen == 2) second = mark;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+}  // namespace
+
 std::optional<YAML::Node> parse_yaml(const std::string& text, const std::string& file,
                                      std::vector<Diagnostic>& diagnostics) {
   if (static_cast<std::int64_t>(text.size()) > limits::kMaxYamlBytes) {
@@ -657,21 +683,27 @@ std::optional<YAML::Node> parse_yaml(const std::string& text, const std::string&
     return std::nullopt;
   }
   try {
-    std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    if (documents.size() > 1) {
-      // A second document would be silently dropped: say so instead.
+    // More than one document would be silently dropped: say so instead. Documents are counted
+    // with the event parser, two at most (yaml-cpp's LoadAll never returns on a lone ',').
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    DocumentStarts starts;
+    int documents = 0;
+    while (documents < 2 && parser.HandleNextDocument(starts)) ++documents;
+    if (documents > 1) {
       Diagnostic d;
       d.file = file;
-      const YAML::Mark mark = documents[1].Mark();
-      if (mark.line >= 0) {
-        d.line = mark.line + 1;
-        d.column = mark.column + 1;
+      if (starts.second.line >= 0) {
+        d.line = starts.second.line + 1;
+        d.column = starts.second.column + 1;
       }
-      d.message = "a second YAML document (after '---'): a scenario file holds one document";
+      d.message =
+          "a second YAML document: a scenario file holds one (a '---' line starts another, and "
+          "so does text YAML cannot continue the first with, such as a line starting with ',')";
       diagnostics.push_back(std::move(d));
       return std::nullopt;
     }
-    return documents.empty() ? YAML::Node() : documents.front();
+    return YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     Diagnostic d;
     d.file = file;

@@ -91,6 +91,10 @@ std::optional<std::int64_t> parse_azure_timestamp(const std::string& raw) {
   }
   if (!c.done()) return std::nullopt;
   const std::int64_t secs = days_from_civil(y, mo, d) * 86'400 + h * 3600 + mi * 60 + s - offset_s;
+  // From 1970 to 2199: nanoseconds since 1970 and differences of two of them fit int64 (which
+  // holds 1677 to 2262 alone).
+  constexpr std::int64_t kMaxSecs = 7'258'118'400;  // 2200-01-01 00:00:00 UTC
+  if (secs < 0 || secs >= kMaxSecs) return std::nullopt;
   return secs * 1'000'000'000 + frac_ns;
 }
 
@@ -105,8 +109,8 @@ Trace parse_azure(std::istream& in, const std::string& display_name) {
     const auto t = parse_azure_timestamp(csv.field(0).text);
     if (!t) {
       csv.fail(0, "'" + csv.field(0).text +
-                      "' is not a time YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM] (e.g. 2023-11-16 "
-                      "18:15:46.6805900)");
+                      "' is not a time YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM] from 1970 to 2199 "
+                      "(e.g. 2023-11-16 18:15:46.6805900)");
     }
     TraceRequest r;
     r.line = csv.line();

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/core/json_error.hpp"
 #include "kvsim/core/json_string.hpp"
 #include "kvsim/workload/json_locator.hpp"
 #include "kvsim/workload/prompt.hpp"
@@ -172,6 +173,9 @@ std::vector<OpenAiConversation> convert_sharegpt(const std::string& text, const 
         msg = msg.substr(colon + 2);
     }
     throw InputError(Diagnostic{file, p.line, p.column, "", "invalid JSON: " + msg});
+  } catch (const json::exception& e) {
+    // A number past a double (1e400) is out_of_range 406, not a parse_error.
+    throw InputError(Diagnostic{file, 0, 0, "", std::string("invalid JSON: ") + json_error_text(e)});
   }
   if (!doc.is_array()) fail_at(text, file, {}, "Input file should contain a list of dicts");
 

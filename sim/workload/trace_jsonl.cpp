@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/core/json_error.hpp"
 
 namespace kvsim::workload::detail {
 namespace {
@@ -60,6 +61,9 @@ JsonLine::JsonLine(const std::string& file, int line, const std::string& text)
         msg = msg.substr(colon + 2);
     }
     throw InputError(Diagnostic{file, line, col, "", "invalid JSON: " + msg});
+  } catch (const json::exception& e) {
+    // A number past a double (1e400) is out_of_range 406, not a parse_error.
+    throw InputError(Diagnostic{file, line, 0, "", std::string("invalid JSON: ") + json_error_text(e)});
   }
   if (!row_.is_object()) fail({}, "a trace row must be a JSON object");
 }

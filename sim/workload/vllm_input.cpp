@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/core/json_error.hpp"
 #include "kvsim/workload/distributions.hpp"
 #include "kvsim/workload/json_locator.hpp"
 #include "kvsim/workload/token_count.hpp"
@@ -375,6 +376,9 @@ VllmInput parse_vllm_input(const std::string& text, const std::string& display_n
         msg = msg.substr(colon + 2);
     }
     throw InputError(Diagnostic{display_name, p.line, p.column, "", "invalid JSON: " + msg});
+  } catch (const json::exception& e) {
+    // A number past a double (1e400) is out_of_range 406, not a parse_error.
+    throw InputError(Diagnostic{display_name, 0, 0, "", "invalid JSON: " + json_error_text(e)});
   }
   Errors errors(text, display_name);
   VllmInput out;

@@ -2,7 +2,9 @@
 // engine's arithmetic stays in range whatever the input; the few keys without one are named.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "kvsim/core/error.hpp"
@@ -70,6 +72,49 @@ TEST(StatedLimits, AValuePastALimitIsALocatedError) {
     }
     EXPECT_TRUE(found) << e.what();
   }
+}
+
+// A small valid scenario (its name line comes first among the keys the tests add to).
+std::string golden_text() {
+  std::ifstream in(std::string(KVSIM_TEST_DATA_DIR) + "/fixtures/golden/small-multiturn.yaml");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Found by fuzzing. A lone ',' made yaml-cpp's LoadAll read documents forever; it is now a
+// second document, refused (in a file and in a --set value).
+TEST(YamlInput, ALoneCommaIsAnErrorNotAHang) {
+  EXPECT_THROW(load_scenario_text(",\n", "t.yaml", LoadOptions{}), InputError);
+  EXPECT_THROW(load_scenario_text("# a comment\n,\n", "t.yaml", LoadOptions{}), InputError);
+  LoadOptions set;
+  set.overrides.push_back({"name", ","});
+  try {
+    load_scenario_text(golden_text(), "t.yaml", set);
+    ADD_FAILURE() << "--set name=, was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("a second YAML document"), std::string::npos) << e.what();
+  }
+}
+
+// The resolved YAML loads back to the same scenario (scenario.hpp), also for a string with line
+// breaks (a literal block added a final one); a string that is not UTF-8 is refused, since it
+// could not be written back unchanged.
+TEST(YamlInput, ResolvedYamlOfStringsReadsBackEqual) {
+  const std::string base = golden_text();
+  for (const std::string description : {"\"a\\nb\"", "\"a\\n\\n\"", "\"\\na\"", "\"a\\r\\nb\""}) {
+    const Scenario s = load_scenario_text("description: " + description + "\n" + base, "t.yaml",
+                                          LoadOptions{});
+    const Scenario again = load_scenario_text(s.resolved_yaml, "t.yaml", LoadOptions{});
+    EXPECT_EQ(again.description, s.description) << description;
+    EXPECT_TRUE(scenario_differences(s, again).empty()) << description;
+  }
+  EXPECT_THROW(load_scenario_text("description: \"a\xC0\xAF" "b\"\n" + base, "t.yaml", LoadOptions{}),
+               InputError);
+  EXPECT_THROW(load_scenario_text("description: \"a\xFF\"\n" + base, "t.yaml", LoadOptions{}),
+               InputError);
+  EXPECT_NO_THROW(load_scenario_text("description: \"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\"\n" + base,
+                                     "t.yaml", LoadOptions{}));
 }
 
 }  // namespace

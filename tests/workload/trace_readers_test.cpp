@@ -138,6 +138,13 @@ TEST(TraceRead, AzureTimestamps) {
   EXPECT_EQ(parse_azure_timestamp("2023-11-16 18:15:46.6805900"),
             (19'677LL * 86'400 + 18 * 3600 + 15 * 60 + 46) * 1'000'000'000 + 680'590'000);
   EXPECT_FALSE(parse_azure_timestamp("2024-02-30 00:00:00"));
+  // From 1970 to 2199, so that nanoseconds and their differences fit int64 (found by fuzzing:
+  // signed overflow for years past 2262 and for 1700 against 2250).
+  EXPECT_EQ(parse_azure_timestamp("1970-01-01 00:00:00"), 0);
+  EXPECT_TRUE(parse_azure_timestamp("2199-12-31 23:59:59"));
+  EXPECT_FALSE(parse_azure_timestamp("2200-01-01 00:00:00"));
+  EXPECT_FALSE(parse_azure_timestamp("2263-01-01 00:00:00"));
+  EXPECT_FALSE(parse_azure_timestamp("1969-12-31 23:59:59"));
   EXPECT_FALSE(parse_azure_timestamp("2024-05-10"));
   EXPECT_FALSE(parse_azure_timestamp("2024-05-10 00:00:00 UTC"));
   const Trace t = read_trace(kSamples + "azure_code_2024_example.csv");
@@ -261,6 +268,29 @@ TEST(TraceRead, ConversationFileAsTrace) {
   const std::size_t full = static_cast<std::size_t>(t.requests[0].input_length / 16);
   for (std::size_t b = 0; b < full; ++b)
     EXPECT_EQ(t.requests[0].hash_ids[b], t.requests[1].hash_ids[b]);
+}
+
+}  // namespace
+}  // namespace kvsim::workload
+
+namespace kvsim::workload {
+namespace {
+
+// A JSON number past a double (1e400) is the JSON library's out_of_range, not a parse error:
+// still bad input, with the file and line (found by fuzzing: it escaped as an exception).
+TEST(TraceRead, JsonNumberOverflowIsBadInput) {
+  const std::string path = testing::TempDir() + "overflow.jsonl";
+  {
+    std::ofstream out(path);
+    out << R"({"timestamp": 1e400, "input_length": 10, "output_length": 5, "hash_ids": [1]})" << "\n";
+  }
+  try {
+    read_trace(path);
+    ADD_FAILURE() << "1e400 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.diagnostics().front().line, 1);
+    EXPECT_NE(std::string(e.what()).find("invalid JSON: number overflow"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

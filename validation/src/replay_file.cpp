@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/core/json_error.hpp"
 
 namespace kvsim::validation {
 namespace {
@@ -126,8 +127,8 @@ ReplayRun read_replay_json(const std::string& text, const std::string& file_name
   Json j;
   try {
     j = Json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(file_name, 0, 0, std::string("not valid JSON: ") + e.what());
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(file_name, 0, 0, "not valid JSON: " + json_error_text(e));
   }
   const Reader rd{file_name};
   if (!j.is_object() || j.value("format", std::string()) != "kvsim-replay") {

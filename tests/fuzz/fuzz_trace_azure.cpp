@@ -1,0 +1,13 @@
+// Azure LLM inference CSV trace reader (kvsim/workload/azure_trace.hpp), as `kvsim run --trace`
+// and `kvsim trace-stats` read an Azure file.
+#include <sstream>
+
+#include "fuzz_common.hpp"
+#include "kvsim/workload/azure_trace.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  return kvsim::fuzz::expect_input_errors([&] {
+    std::istringstream in(kvsim::fuzz::as_text(data, size));
+    (void)kvsim::workload::parse_azure(in, "fuzz.csv");
+  });
+}

@@ -1,0 +1,13 @@
+// Alibaba Bailian JSONL trace reader (kvsim/workload/bailian_trace.hpp), as `kvsim run --trace`
+// and `kvsim trace-stats` read a Bailian file.
+#include <sstream>
+
+#include "fuzz_common.hpp"
+#include "kvsim/workload/bailian_trace.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  return kvsim::fuzz::expect_input_errors([&] {
+    std::istringstream in(kvsim::fuzz::as_text(data, size));
+    (void)kvsim::workload::parse_bailian(in, "fuzz.jsonl");
+  });
+}

@@ -1,0 +1,13 @@
+// BurstGPT CSV trace reader (kvsim/workload/burstgpt_trace.hpp), as `kvsim run --trace` and
+// `kvsim trace-stats` read a BurstGPT file.
+#include <sstream>
+
+#include "fuzz_common.hpp"
+#include "kvsim/workload/burstgpt_trace.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  return kvsim::fuzz::expect_input_errors([&] {
+    std::istringstream in(kvsim::fuzz::as_text(data, size));
+    (void)kvsim::workload::parse_burstgpt(in, "fuzz.csv");
+  });
+}

@@ -1,0 +1,14 @@
+// Raw ShareGPT JSON (kvsim/workload/sharegpt.hpp), as `kvsim run --trace`, `kvsim trace-stats`
+// (read_trace: convert, then conversations as a trace) and `kvsim convert-sharegpt` read it.
+#include "fuzz_common.hpp"
+#include "kvsim/workload/sharegpt.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  return kvsim::fuzz::expect_input_errors([&] {
+    namespace w = kvsim::workload;
+    const auto converted = w::convert_sharegpt(kvsim::fuzz::as_text(data, size), "fuzz.json", {});
+    (void)w::openai_conversations_json(converted);
+    (void)w::conversations_to_trace(w::to_conversations(converted), w::ChatTemplate{}, 16,
+                                    "sharegpt", "fuzz.json");
+  });
+}
