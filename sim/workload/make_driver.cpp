@@ -62,7 +62,22 @@ std::unique_ptr<Driver> make_driver(const WorkloadSpec& spec, const std::string&
   }
   if (generation) {
     Rng rng = RngFactory(seed).stream("generation");
-    conversations = generate_conversations(*generation, rng);
+    try {
+      conversations = generate_conversations(*generation, rng);
+    } catch (const InputError& e) {
+      // Name the keys where they were written: the scenario's workload.generation, or the
+      // generation config file.
+      std::vector<Diagnostic> ds = e.diagnostics();
+      for (auto& d : ds) {
+        if (!d.file.empty()) continue;
+        if (file) {
+          d.file = resolve_path(spec.input_file, base_dir);
+        } else if (!d.path.empty()) {
+          d.path = "generation." + d.path;
+        }
+      }
+      throw InputError(std::move(ds));
+    }
   }
   return std::make_unique<MultiTurnDriver>(std::move(conversations), spec.clients,
                                            spec.chat_template, seed,

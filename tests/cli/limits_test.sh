@@ -56,7 +56,7 @@ expect 2 "prompt_output.num_tokens.max: must be in \(0, 16777216\]" -- \
   "$K" run $G --set 'workload.generation.prompt_output.num_tokens={distribution: uniform, min: 200, max: 1e18}'
 expect 2 "prompt_output.num_tokens.average: must be in \[1, 16777216\]" -- \
   "$K" run $G --set 'workload.generation.prompt_output.num_tokens={distribution: lognormal, average: 1e18}'
-expect 2 "prompt_output.num_tokens: a sample of .* past kvsim's limit of 16777216" -- \
+expect 2 "workload.generation.prompt_output.num_tokens: a sample of .* past kvsim's limit of 16777216" -- \
   "$K" run $G --set 'workload.generation.prompt_output.num_tokens={distribution: zipf, alpha: 1.0000001}'
 printf '{"timestamp": 0, "input_length": 10, "output_length": 100000000000, "hash_ids": [1]}\n' >"$T/long.jsonl"
 expect 2 "long.jsonl:1: error: output_length 100000000000 is past kvsim's limit of 16777216 tokens" -- \
