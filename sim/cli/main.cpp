@@ -38,6 +38,10 @@ int main(int argc, char** argv) {
       names.push_back(sub->get_name());
     }
     const std::string word = argv[1];
+    if (word == "help") {
+      std::cout << app.help();
+      return 0;
+    }
     if (std::find(names.begin(), names.end(), word) == names.end()) {
       const std::string near = kvsim::scenario::closest_name(word, names);
       std::cerr << "kvsim: error: unknown command '" << word << "'"
