@@ -154,18 +154,20 @@ constexpr double kMaxDurationMs = static_cast<double>(limits::kMaxDuration) / 1e
 
 // Every row within kvsim's stated limits (docs/limits.md): lengths in tokens, arrival in time.
 void check_row_limits(const Trace& trace) {
+  const auto past = [&](const TraceRequest& r, std::string message, const std::string& limit) {
+    message += " is past kvsim's limit of ";
+    message += limit;
+    message += " (docs/limits.md)";
+    throw InputError(Diagnostic{trace.source, r.line, 0, "", std::move(message)});
+  };
+  const auto tokens = [] { return std::to_string(limits::kMaxTokens) + " tokens per request"; };
   for (const TraceRequest& r : trace.requests) {
-    const auto past = [&](const std::string& what, const std::string& limit) {
-      throw InputError(Diagnostic{trace.source, r.line, 0, "",
-                                  what + " is past kvsim's limit of " + limit + " (docs/limits.md)"});
-    };
-    const std::string tokens = std::to_string(limits::kMaxTokens) + " tokens per request";
     if (r.input_length > limits::kMaxTokens)
-      past("input_length " + std::to_string(r.input_length), tokens);
+      past(r, "input_length " + std::to_string(r.input_length), tokens());
     if (r.output_length > limits::kMaxTokens)
-      past("output_length " + std::to_string(r.output_length), tokens);
+      past(r, "output_length " + std::to_string(r.output_length), tokens());
     if (!(r.timestamp_ms <= kMaxDurationMs))
-      past("the timestamp " + ms_text(r.timestamp_ms), ms_text(kMaxDurationMs) + " (about 3.2 years)");
+      past(r, "the timestamp " + ms_text(r.timestamp_ms), ms_text(kMaxDurationMs) + " (about 3.2 years)");
   }
 }
 
