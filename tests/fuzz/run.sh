@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds and runs the libFuzzer targets (docs/fuzzing.md).
-#   bash tests/fuzz/run.sh [--runs N | --seconds S] [--jobs J] [--keep-going] [target...]
+#   bash tests/fuzz/run.sh [--runs N | --seconds S] [--jobs J] [--timeout T] [--keep-going] [target...]
 # Configures and builds build/fuzz (clang, -DKVSIM_FUZZ=ON), runs every regression input of
 # tests/fuzz/regressions/<target>/ once (each must pass), builds each target's seed corpus in
 # build/fuzz/corpus/<target> (the shipped scenarios, traces and sweeps of its kind, and the
@@ -8,6 +8,8 @@
 # for fuzz_scenario, whose inputs each build a simulation) or S seconds, J targets at a time
 # (default 2). Findings go to build/fuzz/artifacts/<target>/, logs to build/fuzz/logs/.
 # --keep-going: a target goes on after a finding (libFuzzer's fork mode) and reports them all.
+# --timeout T: seconds one input may take before it is a finding (default 10; raise it when
+# the machine is shared, where a starved process can pass 10 s of wall time on a fast input).
 # Exits 1 when a regression input fails or a target finds something, 2 on a usage error.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,14 +19,16 @@ all_targets=(fuzz_scenario fuzz_trace_mooncake fuzz_trace_bailian fuzz_trace_azu
 runs=
 seconds=
 jobs=2
+timeout=10
 keep_going=0
 targets=()
-usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=${2:?--runs needs a number}; seconds=; shift 2 ;;
     --seconds) seconds=${2:?--seconds needs a number}; shift 2 ;;
     --jobs) jobs=${2:?--jobs needs a number}; shift 2 ;;
+    --timeout) timeout=${2:?--timeout needs a number}; shift 2 ;;
     --keep-going) keep_going=1; shift ;;
     -h|--help) usage ;;
     -*) echo "run.sh: unknown option $1" >&2; usage ;;
@@ -93,7 +97,7 @@ outcome() {
   grep -m1 -E 'ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer)|runtime error:|terminate called|kvsim fuzz: property failed|==[0-9]+== ?ERROR' "$1" |
     sed -E 's/^==[0-9]+==//' | cut -c1-200
 }
-limits=(-rss_limit_mb=2048 -timeout=10)
+limits=(-rss_limit_mb=2048 -timeout="$timeout")
 # UBSan reports with their stack, like AddressSanitizer's.
 export UBSAN_OPTIONS="print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 
