@@ -53,9 +53,8 @@ bool Engine::full_sequence_blocked(const Request& r, std::span<const BlockId> hi
 void Engine::add_request(Request r, SimTime now) {
   settle();
   r.arrival = now;
-  // vLLM's OpenAI server rejects a request whose prompt plus max_tokens exceed max_model_len
-  // (vllm/entrypoints/openai/serving_engine.py _validate_input) with HTTP 400.
-  if (r.prompt_tokens + r.max_output_tokens > max_model_len_ || r.prompt_tokens < 1) {
+  // vLLM's OpenAI server rejects it with HTTP 400.
+  if (rejects_at_arrival(r.prompt_tokens, r.max_output_tokens)) {
     FinishedRequest f;
     f.id = r.id;
     f.ok = false;

@@ -82,6 +82,11 @@ class Engine {
   // A request arrives at `now`. Requests whose prompt plus output exceed max_model_len are
   // rejected as vLLM's API server does (HTTP 400) and reported through take_finished().
   void add_request(Request req, SimTime now);
+  // Whether add_request() rejects a request of these lengths at arrival: prompt plus output past
+  // max_model_len (vllm/entrypoints/openai/serving_engine.py _validate_input), or no prompt.
+  bool rejects_at_arrival(std::int64_t prompt_tokens, std::int64_t max_output_tokens) const {
+    return prompt_tokens + max_output_tokens > max_model_len_ || prompt_tokens < 1;
+  }
 
   // Attaches a KV connector (offload tiers); nullptr for none.
   void set_connector(ConnectorHooks* connector) { connector_ = connector; }

@@ -132,12 +132,6 @@ void apply_override(YAML::Node& root, const Override& o, detail::Decoder& decode
   }
 }
 
-// The catalog folder for a load: the option, the environment, a scenarios/catalog above the
-// base folder, then the source tree's.
-std::string choose_catalog_dir(const LoadOptions& options, const std::string& base_dir) {
-  return resolve_catalog_dir(options.catalog_dir, base_dir);
-}
-
 // The folder of shipped fitted profiles (compute.kind auto): the option, else beside the
 // catalog (a source tree's models/profiles two folders up from scenarios/catalog, an
 // installation's profiles/ beside catalog/), else the source tree's.
@@ -306,7 +300,7 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& dis
   }
   for (const auto& o : options.overrides) apply_override(*root, o, decoder);
 
-  const std::string catalog_dir = choose_catalog_dir(options, base.string());
+  const std::string catalog_dir = resolve_catalog_dir(options.catalog_dir, base.string());
   PresetSource presets(catalog_dir, base, decoder);
   decoder.set_preset_resolver([&presets](const std::string& catalog, const std::string& name) {
     return presets(catalog, name);

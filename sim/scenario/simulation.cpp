@@ -457,9 +457,9 @@ std::uint64_t Simulation::Impl::submit(workload::RequestSpec spec) {
   r.id = id;
   r.prompt_tokens = total_tokens(spec.prompt);
   r.max_output_tokens = std::max<std::int64_t>(spec.output_tokens, 1);
-  // A request past max_model_len is rejected at arrival (Engine::add_request): its blocks are
-  // never hashed (its prompt may be longer than any KV cache).
-  const bool too_long = r.prompt_tokens + r.max_output_tokens > info.max_model_len;
+  // A request rejected at arrival (past max_model_len; every engine has the same) is never
+  // hashed: its prompt may be longer than any KV cache.
+  const bool too_long = engines.front()->rejects_at_arrival(r.prompt_tokens, r.max_output_tokens);
   TokenSequence full = spec.prompt;
   if (!too_long) append_tokens(full, spec.output_content_id, r.max_output_tokens);
   if (!too_long && block_ids.wants_collect(static_cast<std::size_t>(r.prompt_tokens + r.max_output_tokens) /
