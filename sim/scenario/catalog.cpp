@@ -1,10 +1,13 @@
 #include "kvsim/scenario/catalog.hpp"
 
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <system_error>
+#include <vector>
 
 #include "kvsim/core/error.hpp"
 #include "kvsim/scenario/tables.hpp"
@@ -94,10 +97,37 @@ std::string find_catalog_dir(const std::string& near_path) {
   return {};
 }
 
+std::string installed_catalog_dir() {
+  // Where the code runs from: the executable (/proc/self/exe), and the file that holds this
+  // function, which differs when the libraries are loaded as a module (the Python package).
+  std::vector<fs::path> starts;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) starts.push_back(exe.parent_path());
+  Dl_info info{};
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): dladdr takes any code address.
+  if (dladdr(reinterpret_cast<void*>(&installed_catalog_dir), &info) != 0 &&
+      info.dli_fname != nullptr) {
+    const fs::path object = fs::canonical(info.dli_fname, ec);
+    if (!ec) starts.push_back(object.parent_path());
+  }
+  for (fs::path p : starts) {
+    while (true) {
+      const fs::path candidate = p / "share" / "kvsim" / "scenarios" / "catalog";
+      if (fs::is_directory(candidate, ec)) return candidate.string();
+      if (!p.has_parent_path() || p.parent_path() == p) break;
+      p = p.parent_path();
+    }
+  }
+  return {};
+}
+
 std::string resolve_catalog_dir(const std::string& given, const std::string& near_path) {
   if (!given.empty()) return given;
   if (const char* env = std::getenv("KVSIM_CATALOG_DIR"); env != nullptr && *env != '\0') return env;
   std::string found = find_catalog_dir(near_path);
+  if (!found.empty()) return found;
+  found = installed_catalog_dir();
   if (!found.empty()) return found;
 #ifdef KVSIM_DEFAULT_CATALOG_DIR
   std::error_code ec;
@@ -114,7 +144,9 @@ Catalog load_catalog_for(const std::string& given, const std::string& near_path)
     throw InputError(Diagnostic{
         "", 0, 0, "",
         "no catalog folder found: --catalog is not given, KVSIM_CATALOG_DIR is not set, and no "
-        "scenarios/catalog lies in or above " + from.lexically_normal().string() +
+        "scenarios/catalog lies in or above " +
+            from.lexically_normal().string() +
+            ", and kvsim is not installed with share/kvsim/scenarios/catalog above its program"
             " (give --catalog DIR or set KVSIM_CATALOG_DIR)"});
   }
   return load_catalog(dir);

@@ -27,9 +27,15 @@ Catalog load_catalog(const std::string& dir);
 // or any folder above it, as an absolute path; empty when there is none.
 std::string find_catalog_dir(const std::string& near_path);
 
+// The catalog of an installed kvsim: the first share/kvsim/scenarios/catalog folder in or above
+// the folder of the running program or of the module holding this code (an installed Python
+// module finds <prefix>/share/kvsim from <prefix>/lib/python3/dist-packages/kvsim). Empty when
+// there is none (a build tree).
+std::string installed_catalog_dir();
+
 // The catalog folder a command uses, in this order: `given` (--catalog), the KVSIM_CATALOG_DIR
-// environment variable, find_catalog_dir(near_path), the source tree's scenarios/catalog.
-// Empty when none exists.
+// environment variable, find_catalog_dir(near_path), installed_catalog_dir(), the source tree's
+// scenarios/catalog (a build tree). Empty when none exists.
 std::string resolve_catalog_dir(const std::string& given, const std::string& near_path);
 
 // load_catalog(resolve_catalog_dir(given, near_path)); when no folder is found, an error
