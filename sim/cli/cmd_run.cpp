@@ -1,20 +1,25 @@
 // kvsim run and kvsim check-scenario: one scenario through the simulation façade.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
-#include <memory>
-#include <optional>
 #include <iomanip>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "command.hpp"
-#include "trace_options.hpp"
 #include "kvsim/core/error.hpp"
+#include "kvsim/core/input_file.hpp"
 #include "kvsim/io/atomic_file.hpp"
 #include "kvsim/io/sinks.hpp"
 #include "kvsim/io/summary.hpp"
 #include "kvsim/scenario/simulation.hpp"
+#include "trace_options.hpp"
 
 namespace kvsim::cli {
 namespace {
@@ -30,15 +35,61 @@ struct RunOptions {
   std::optional<std::uint64_t> seed;
   double warmup_percent = 0;
   bool warmup_set = false;
+  bool quiet = false;
+};
+
+// One line on a terminal, rewritten in place at most five times a wall second while a run goes
+// on: simulated time reached, requests finished, and how fast both advance (display only; the
+// run's results do not depend on it). Cleared when the run ends, so the result starts clean.
+class ProgressLine {
+ public:
+  explicit ProgressLine(std::ostream& os) : os_(os), start_(Clock::now()), last_(start_) {}
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+  ~ProgressLine() { clear(); }
+
+  void update(const scenario::RunProgress& p) {
+    const auto now = Clock::now();
+    if (drawn_ && now - last_ < std::chrono::milliseconds(200)) return;
+    last_ = now;
+    drawn_ = true;
+    const double wall = std::chrono::duration<double>(now - start_).count();
+    char buf[200];
+    std::snprintf(
+        buf, sizeof buf,
+        "\rkvsim run: simulated %.1f s, %lld requests done (%.0f requests and %.1f simulated s "
+        "per wall second)\033[K",
+        p.simulated_s, static_cast<long long>(p.requests_done),
+        wall > 0 ? static_cast<double>(p.requests_done) / wall : 0.0,
+        wall > 0 ? p.simulated_s / wall : 0.0);
+    os_ << buf << std::flush;
+  }
+  void clear() {
+    if (drawn_) os_ << "\r\033[K" << std::flush;
+    drawn_ = false;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  std::ostream& os_;
+  Clock::time_point start_;
+  Clock::time_point last_;
+  bool drawn_ = false;
 };
 
 int cmd_run(const RunOptions& ro, const CommonOptions& co) {
   auto lo = load_options(co);
   if (!ro.trace.empty()) {
-    const auto abs = std::filesystem::absolute(ro.trace).string();
-    if (!std::filesystem::exists(abs)) throw InputError(ro.trace, 0, 0, "--trace: no such file");
+    if (is_stdin_path(ro.trace) && is_stdin_path(ro.scenario))
+      throw InputError(ro.trace, 0, 0, "--trace: standard input already holds the scenario");
+    const auto abs =
+        is_stdin_path(ro.trace) ? ro.trace : std::filesystem::absolute(ro.trace).string();
+    if (!input_exists(abs)) throw InputError(ro.trace, 0, 0, "--trace: no such file");
     lo.overrides.push_back({"workload.kind", "trace"});
-    lo.overrides.push_back({"workload.trace.file", abs});
+    // A YAML single-quoted scalar: any path (even "-" or one holding ": " or '#') stays a string.
+    std::string quoted = "'";
+    for (const char c : abs) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+    lo.overrides.push_back({"workload.trace.file", quoted + "'"});
   }
   for (auto& o : trace_overrides(ro.trace_flags)) lo.overrides.push_back(std::move(o));
   if (ro.seed) lo.overrides.push_back({"seed", std::to_string(*ro.seed)});
@@ -75,7 +126,14 @@ int cmd_run(const RunOptions& ro, const CommonOptions& co) {
     usage = std::make_unique<io::UsageCsvWriter>(usage_file->stream());
     control.on_usage = [&usage](const io::UsageSample& u) { usage->write(u); };
   }
+  // Progress on a terminal only: quiet when stderr is piped or redirected, or with --quiet.
+  std::optional<ProgressLine> progress;
+  if (!ro.quiet && isatty(STDERR_FILENO) == 1) {
+    progress.emplace(std::cerr);
+    control.on_progress = [&progress](const scenario::RunProgress& p) { progress->update(p); };
+  }
   auto result = sim.run(on_step, on_record, control);
+  if (progress) progress->clear();
   if (ts_file) ts_file->commit();
   if (usage_file) usage_file->commit();
   if (req_file) {
@@ -115,9 +173,13 @@ int cmd_check(const std::string& path, const CommonOptions& co) {
 Command add_run(CLI::App& app, CommonOptions& common) {
   auto ro = std::make_shared<RunOptions>();
   auto* run = app.add_subcommand("run", "Simulate a scenario and print the benchmark's statistics");
-  run->add_option("scenario", ro->scenario, "Scenario YAML file")->required()->type_name("FILE");
-  run->add_option("--trace", ro->trace, "Replay a request trace (any format kvsim reads) instead of the "
-                                        "scenario's workload")->type_name("FILE");
+  run->add_option("scenario", ro->scenario, "Scenario YAML file (- reads it from standard input)")
+      ->required()
+      ->type_name("FILE");
+  run->add_option("--trace", ro->trace,
+                  "Replay a request trace (any format kvsim reads, gzip-compressed "
+                  "or not; - reads standard input) instead of the scenario's workload")
+      ->type_name("FILE");
   add_trace_flags(run, ro->trace_flags, true);
   run->add_option("--format", ro->format, "Summary format (default: the scenario's output.format)")
       ->check(CLI::IsMember({"table", "json", "csv"}));
@@ -133,6 +195,8 @@ Command add_run(CLI::App& app, CommonOptions& common) {
                   "Drop the first X% of requests (by start time) from the statistics, like the "
                   "benchmark's --warmup-percentages")
       ->check(CLI::Range(0.0, 100.0));
+  run->add_flag("-q,--quiet", ro->quiet,
+                "No progress line on the terminal (there is none when stderr is not a terminal)");
   add_common(run, common);
   return {run, [ro, run, &common] {
             ro->warmup_set = run->count("--warmup-percent") > 0;

@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/core/input_file.hpp"
 #include "kvsim/models/hf_config.hpp"
 #include "kvsim/scenario/suggest.hpp"
 #include "kvsim/scenario/tables.hpp"
@@ -230,7 +231,7 @@ class PresetSource {
 
 // A relative path made absolute against the base folder.
 void resolve_path(std::string& path, const fs::path& base) {
-  if (path.empty()) return;
+  if (path.empty() || is_stdin_path(path)) return;
   const fs::path p(path);
   if (p.is_absolute()) return;
   path = (base / p).lexically_normal().string();
@@ -263,6 +264,11 @@ Override parse_override(const std::string& text) {
 }
 
 Scenario load_scenario(const std::string& path, const LoadOptions& options) {
+  if (is_stdin_path(path)) {  // "-": the scenario's YAML on standard input; paths from here
+    LoadOptions with_base = options;
+    if (with_base.base_dir.empty()) with_base.base_dir = ".";
+    return load_scenario_text(read_input(path, "the scenario"), input_display_name(path), with_base);
+  }
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) {
     throw InputError(

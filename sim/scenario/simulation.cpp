@@ -928,6 +928,9 @@ void Simulation::Impl::advance_to(SimTime t) {
   if (stoppable && ++since_stop_check == 4096) {
     since_stop_check = 0;
     if (control->stop.stop_requested()) throw RunCancelled();
+    if (control->on_progress)
+      control->on_progress(
+          RunProgress{to_seconds(t), static_cast<std::int64_t>(result.requests.size())});
   }
   clock = t;
 }
@@ -961,7 +964,7 @@ void Simulation::Impl::throw_time_limit(EventKind kind) const {
 
 void Simulation::Impl::run_loop() {
   driver->start(*this);
-  stoppable = control != nullptr && control->stop.stop_possible();
+  stoppable = control != nullptr && (control->stop.stop_possible() || control->on_progress);
   while (!events.empty()) {
     const auto ev = events.pop();
     KVSIM_ASSERT(ev.time >= clock, "time went back");

@@ -3,6 +3,7 @@
 // per-request records, the run's figures and (through a callback) one record per engine step.
 // A Simulation owns everything it uses: no globals, so many can run at once.
 // Units: records carry milliseconds and seconds as their names say.
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -38,10 +39,18 @@ using UsageCallback = std::function<void(const io::UsageSample&)>;
 //   the state as it stands (every event at or before the boundary done): no event is added.
 //   Without on_usage the run pays nothing.
 // - stop: checked every few thousand events; a stop request ends the run with RunCancelled.
+// - on_progress: called every few thousand events with how far the run has come (for a
+//   progress display); it sees state, never changes it.
+struct RunProgress {
+  double simulated_s = 0;          // simulated time reached
+  std::int64_t requests_done = 0;  // requests finished so far (warmup ones included)
+};
+using ProgressCallback = std::function<void(const RunProgress&)>;
 struct RunControl {
   UsageCallback on_usage;
   double usage_interval_s = 1.0;  // simulated seconds, > 0
   std::stop_token stop;
+  ProgressCallback on_progress;
 };
 
 // Simulation::run was asked to stop: the partial run is discarded.

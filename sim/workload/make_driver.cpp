@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/core/input_file.hpp"
 #include "kvsim/core/rng.hpp"
 #include "kvsim/workload/conversation.hpp"
 #include "kvsim/workload/multi_turn_driver.hpp"
@@ -26,7 +27,7 @@ bool is_raw_sharegpt(const std::string& path) {
 
 std::string resolve_path(const std::string& path, const std::string& base_dir) {
   const std::filesystem::path p(path);
-  if (p.is_absolute() || base_dir.empty()) return path;
+  if (p.is_absolute() || base_dir.empty() || is_stdin_path(path)) return path;
   return (std::filesystem::path(base_dir) / p).lexically_normal().string();
 }
 

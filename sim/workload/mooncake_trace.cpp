@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/core/input_file.hpp"
 #include "kvsim/workload/trace_jsonl.hpp"
 
 namespace kvsim::workload {
@@ -136,9 +137,8 @@ std::vector<TraceRequest> parse_mooncake_trace(std::istream& in, const std::stri
 }
 
 std::vector<TraceRequest> read_mooncake_trace(const std::string& path, int hash_block_tokens) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, 0, "cannot open the trace file");
-  return parse_mooncake_trace(in, path, hash_block_tokens);
+  const auto in = open_input(path, "the trace file");
+  return parse_mooncake_trace(*in, input_display_name(path), hash_block_tokens);
 }
 
 }  // namespace kvsim::workload

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/core/input_file.hpp"
 #include "kvsim/core/json_error.hpp"
 #include "kvsim/core/json_string.hpp"
 #include "kvsim/workload/json_locator.hpp"
@@ -296,11 +297,7 @@ std::vector<OpenAiConversation> convert_sharegpt(const std::string& text, const 
 
 std::vector<OpenAiConversation> read_sharegpt(const std::string& path,
                                               const ShareGptFilter& filter) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, 0, "cannot open the ShareGPT file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return convert_sharegpt(ss.str(), path, filter);
+  return convert_sharegpt(read_input(path, "the ShareGPT file"), input_display_name(path), filter);
 }
 
 std::string openai_conversations_json(const std::vector<OpenAiConversation>& conversations) {

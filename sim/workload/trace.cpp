@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/core/input_file.hpp"
 #include "kvsim/core/limits.hpp"
 #include "kvsim/workload/azure_trace.hpp"
 #include "kvsim/workload/bailian_trace.hpp"
@@ -24,13 +25,7 @@ constexpr std::uint64_t kTraceOutputSalt = 0x74726163656f7574ULL;  // "traceout"
 constexpr int kConversationBlockTokens = 16;                       // vLLM's default block size
 constexpr std::size_t kDetectBytes = 1 << 16;
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, 0, "cannot open the trace file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_all(const std::string& path) { return read_input(path, "the trace file"); }
 
 // The first key of the first object in a JSON list's head: "conversations" or "messages" decide.
 std::string list_format(const std::string& head) {
@@ -48,12 +43,12 @@ const std::vector<std::string>& trace_formats() {
   return names;
 }
 
-std::string detect_trace_format(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, 0, "cannot open the trace file");
+std::string detect_trace_format(const std::string& file) {
+  const auto in = open_input(file, "the trace file");
+  const std::string path = input_display_name(file);
   std::string head(kDetectBytes, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<std::size_t>(in.gcount()));
+  in->read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in->gcount()));
   if (head.rfind("\xEF\xBB\xBF", 0) == 0) head.erase(0, 3);
   const auto first = head.find_first_not_of(" \t\r\n");
   const std::string known = "; kvsim reads " +
@@ -101,7 +96,7 @@ std::string detect_trace_format(const std::string& path) {
                    "unknown trace format (first line: '" + line.substr(0, 80) + "')" + known);
 }
 
-Trace read_trace(const std::string& path, const TraceReadOptions& opt) {
+Trace read_trace(const std::string& file, const TraceReadOptions& opt) {
   const auto& names = trace_formats();
   if (std::find(names.begin(), names.end(), opt.format) == names.end()) {
     throw InputError(
@@ -113,16 +108,17 @@ Trace read_trace(const std::string& path, const TraceReadOptions& opt) {
     throw InputError(
         Diagnostic{"", 0, 0, "trace.hash_block_tokens", "must be >= 0 (0: the format's own)"});
   }
-  const std::string format = opt.format == "auto" ? detect_trace_format(path) : opt.format;
+  const std::string format = opt.format == "auto" ? detect_trace_format(file) : opt.format;
+  const std::string path = input_display_name(file);
   const auto block = [&](int own) {
     return opt.hash_block_tokens > 0 ? opt.hash_block_tokens : own;
   };
   if (format == "sharegpt" || format == "openai") {
     std::vector<Conversation> conversations;
     if (format == "sharegpt") {
-      conversations = to_conversations(read_sharegpt(path, opt.sharegpt));
+      conversations = to_conversations(read_sharegpt(file, opt.sharegpt));
     } else {
-      VllmInput input = parse_vllm_input(read_all(path), path);
+      VllmInput input = parse_vllm_input(read_all(file), path);
       if (input.generation) {
         throw InputError(
             path, 1, 1,
@@ -133,12 +129,11 @@ Trace read_trace(const std::string& path, const TraceReadOptions& opt) {
     return conversations_to_trace(conversations, opt.chat_template, block(kConversationBlockTokens),
                                   format, path);
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, 0, "cannot open the trace file");
-  if (format == "mooncake") return parse_mooncake(in, path, block(kMooncakeBlockTokens));
-  if (format == "bailian") return parse_bailian(in, path, block(kBailianBlockTokens));
-  if (format == "azure") return parse_azure(in, path);
-  return parse_burstgpt(in, path);
+  const auto in = open_input(file, "the trace file");
+  if (format == "mooncake") return parse_mooncake(*in, path, block(kMooncakeBlockTokens));
+  if (format == "bailian") return parse_bailian(*in, path, block(kBailianBlockTokens));
+  if (format == "azure") return parse_azure(*in, path);
+  return parse_burstgpt(*in, path);
 }
 
 namespace {

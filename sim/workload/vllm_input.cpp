@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/core/input_file.hpp"
 #include "kvsim/core/json_error.hpp"
 #include "kvsim/workload/distributions.hpp"
 #include "kvsim/workload/json_locator.hpp"
@@ -401,11 +402,7 @@ VllmInput parse_vllm_input(const std::string& text, const std::string& display_n
 }
 
 VllmInput read_vllm_input(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, 0, "cannot open the vLLM input file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_vllm_input(ss.str(), path);
+  return parse_vllm_input(read_input(path, "the vLLM input file"), input_display_name(path));
 }
 
 }  // namespace kvsim::workload
