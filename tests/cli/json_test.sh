@@ -18,7 +18,7 @@ trap cleanup EXIT
 fail=0
 golden=$src/tests/fixtures/golden/small-multiturn.yaml
 sample=$src/scenarios/traces/mooncake_conversation_head250.jsonl
-small="--set workload.generation.num_conversations=6"
+small="--set workload.generation.num_conversations=8"
 
 # doc NAME WANT_RC KEYS -- CMD...: CMD exits WANT_RC and prints a JSON document with the header
 # and every key of the space-separated KEYS; the document is kept as $tmp/NAME.json.
@@ -71,12 +71,12 @@ doc cache-curve 0 "command trace kind points infinite_token_hit_rate_percent" --
 check '[p["capacity_blocks"] for p in d["points"]] == [10, 100, 1000] and d["kind"] == "curve"' cache-curve
 doc cache-curve-stack 0 "command trace kind tiers" -- "$kvsim" cache-curve "$sample" --tiers gpu=100,dram=1000 --format json
 check '[t["tier"] for t in d["tiers"]] == ["gpu", "dram", "total"] and d["kind"] == "stack"' cache-curve-stack
-doc plan 0 "command scenario slo load_knob seeds aggregate mode options" -- "$kvsim" plan -q "$golden" $small --slo "ttft_p90<=60s" --variant "as-is:" --seeds 1 --max-load 4 -j 2 --format json
+doc plan 0 "command scenario slo load_knob seeds aggregate mode options" -- "$kvsim" plan -q "$golden" $small --catalog "$src/scenarios/catalog" --slo "ttft_p90<=60s" --variant "as-is:" --seeds 1 --max-load 4 -j 2 --format json
 check 'd["options"][0]["variant"] == "as-is" and d["options"][0]["feasible"] and d["options"][0]["load"] >= 1 and len(d["options"][0]["probes"]) > 0' plan
 cat >"$tmp/plan.yaml" <<YAML
 name: json
 scenarios:
-  - {name: met, file: $golden, set: [workload.generation.num_conversations=6], slo: "ttft_p90<=60s,request_throughput>=1000"}
+  - {name: met, file: $golden, set: [workload.generation.num_conversations=8], slo: "ttft_p90<=60s,request_throughput>=1000"}
 YAML
 doc check 1 "command plan pass terms failures scenarios" -- "$kvsim" check -q "$tmp/plan.yaml" --format json
 check 'd["pass"] is False and d["terms"] == 2 and d["failures"] == 1 and [t["pass"] for t in d["scenarios"][0]["terms"]] == [True, False]' check
