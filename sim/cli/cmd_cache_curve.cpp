@@ -14,6 +14,7 @@
 #include "kvsim/analysis/cache_curve.hpp"
 #include "kvsim/core/error.hpp"
 #include "kvsim/io/atomic_file.hpp"
+#include "kvsim/io/json_writer.hpp"
 #include "kvsim/io/svg_chart.hpp"
 #include "kvsim/scenario/units.hpp"
 #include "kvsim/workload/trace.hpp"
@@ -130,18 +131,27 @@ class Printer {
             << 100.0 * p.request_hit_rate << ',' << p.hit_tokens << '\n';
       }
     } else if (o_.format == "json") {
-      out << "[";
-      for (std::size_t i = 0; i < c.points.size(); ++i) {
-        const auto& p = c.points[i];
+      io::Json doc = header();
+      doc["policy"] = o_.policy;
+      doc["distinct_blocks"] = c.distinct_blocks;
+      doc["requests"] = c.requests;
+      doc["prompt_tokens"] = c.prompt_tokens;
+      doc["infinite_token_hit_rate_percent"] = io::json_number_or_null(100.0 * c.infinite_token_hit_rate);
+      doc["infinite_request_hit_rate_percent"] = io::json_number_or_null(100.0 * c.infinite_request_hit_rate);
+      io::Json points = io::Json::array();
+      for (const auto& p : c.points) {
         const auto s = sizes(p.capacity_blocks);
-        out << (i ? ",\n " : "") << "{\"capacity_blocks\": " << p.capacity_blocks << ", \"capacity_tokens\": "
-            << std::setprecision(0) << s.tokens << ", \"capacity_bytes\": " << s.bytes << ", \"policy\": \""
-            << o_.policy << "\", \"rules\": \"" << o_.rules << "\", \"token_hit_rate_percent\": "
-            << std::setprecision(4) << 100.0 * p.token_hit_rate
-            << ", \"request_hit_rate_percent\": " << 100.0 * p.request_hit_rate
-            << ", \"hit_tokens\": " << p.hit_tokens << "}";
+        points.push_back(io::Json{{"capacity_blocks", p.capacity_blocks},
+                                  {"capacity_tokens", io::json_number_or_null(s.tokens)},
+                                  {"capacity_bytes", io::json_number_or_null(s.bytes)},
+                                  {"policy", o_.policy},
+                                  {"rules", o_.rules},
+                                  {"token_hit_rate_percent", io::json_number_or_null(100.0 * p.token_hit_rate)},
+                                  {"request_hit_rate_percent", io::json_number_or_null(100.0 * p.request_hit_rate)},
+                                  {"hit_tokens", p.hit_tokens}});
       }
-      out << "]\n";
+      doc["points"] = std::move(points);
+      io::write_json(out, doc, 2);
     } else {
       out << to_upper_copy(o_.policy) << " prefix-cache hit rate of " << o_.trace << " (" << o_.rules << " rules): "
           << c.requests << " requests, " << c.prompt_tokens << " prompt tokens, " << c.distinct_blocks
@@ -176,17 +186,23 @@ class Printer {
             << ',' << 100.0 * rows[i].request_hit_rate << ',' << rows[i].hit_tokens << '\n';
       }
     } else if (o_.format == "json") {
-      out << "[";
+      io::Json doc = header();
+      doc["requests"] = r.requests;
+      doc["prompt_tokens"] = r.prompt_tokens;
+      io::Json tiers = io::Json::array();
       for (std::size_t i = 0; i < rows.size(); ++i) {
         const auto s = sizes(rows[i].capacity_blocks);
-        out << (i ? ",\n " : "") << "{\"tier\": \"" << rows[i].name << "\", \"capacity_blocks\": "
-            << rows[i].capacity_blocks << ", \"capacity_tokens\": " << std::setprecision(0) << s.tokens
-            << ", \"capacity_bytes\": " << s.bytes << ", \"policy\": \"" << policy_of(i)
-            << "\", \"token_hit_rate_percent\": " << std::setprecision(4) << 100.0 * rows[i].token_hit_rate
-            << ", \"request_hit_rate_percent\": " << 100.0 * rows[i].request_hit_rate
-            << ", \"hit_tokens\": " << rows[i].hit_tokens << "}";
+        tiers.push_back(io::Json{{"tier", rows[i].name},
+                                 {"capacity_blocks", rows[i].capacity_blocks},
+                                 {"capacity_tokens", io::json_number_or_null(s.tokens)},
+                                 {"capacity_bytes", io::json_number_or_null(s.bytes)},
+                                 {"policy", policy_of(i)},
+                                 {"token_hit_rate_percent", io::json_number_or_null(100.0 * rows[i].token_hit_rate)},
+                                 {"request_hit_rate_percent", io::json_number_or_null(100.0 * rows[i].request_hit_rate)},
+                                 {"hit_tokens", rows[i].hit_tokens}});
       }
-      out << "]\n";
+      doc["tiers"] = std::move(tiers);
+      io::write_json(out, doc, 2);
     } else {
       out << "Tier stack over " << o_.trace << " (" << o_.rules << " rules): " << r.requests << " requests, "
           << r.prompt_tokens << " prompt tokens; bytes for the KV of " << o_.model << "\n";
@@ -205,6 +221,17 @@ class Printer {
   }
 
  private:
+  // The keys every JSON document of cache-curve starts with: what was asked for.
+  io::Json header() const {
+    io::Json doc = io::json_document("cache-curve");
+    doc["trace"] = o_.trace;
+    doc["model"] = o_.model;
+    doc["rules"] = o_.rules;
+    doc["block_tokens"] = o_.block_tokens;
+    doc["kind"] = o_.tiers.empty() ? "curve" : "stack";
+    return doc;
+  }
+
   const CurveOptions& o_;
   double bytes_per_token_;
 };

@@ -1,6 +1,7 @@
 // kvsim catalog: list the catalog's GPUs, models, drives and storage nodes.
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "command.hpp"
 #include "kvsim/core/error.hpp"
 #include "kvsim/hw/pcie.hpp"
+#include "kvsim/io/json_writer.hpp"
 
 namespace kvsim::cli {
 namespace {
@@ -18,8 +20,59 @@ std::string human(double v, const char* unit, double scale) {
   return os.str();
 }
 
-int cmd_catalog(const CommonOptions& co) {
+// The catalog as data, in SI units (bytes, bytes/s, FLOP/s, nanoseconds).
+void write_catalog_json(std::ostream& out, const scenario::Catalog& cat) {
+  io::Json doc = io::json_document("catalog");
+  doc["catalog_dir"] = cat.dir;
+  io::Json gpus = io::Json::array();
+  for (const auto& [name, g] : cat.gpus) {
+    gpus.push_back(io::Json{{"name", name},
+                            {"memory_bytes", g.memory.value},
+                            {"memory_bandwidth_bytes_per_s", io::json_number_or_null(g.memory_bandwidth.value)},
+                            {"bf16_dense_flops", io::json_number_or_null(g.bf16_dense.value)},
+                            {"fp8_dense_flops", io::json_number_or_null(g.fp8_dense.value)},
+                            {"host_link_pcie_gen", hw::pcie_generation(g.host_link.gen)},
+                            {"host_link_lanes", g.host_link.lanes}});
+  }
+  doc["gpus"] = std::move(gpus);
+  io::Json models = io::Json::array();
+  for (const auto& [name, m] : cat.models) {
+    models.push_back(io::Json{{"name", name},
+                              {"num_params", m.num_params},
+                              {"num_layers", m.num_layers},
+                              {"hidden_size", m.hidden_size},
+                              {"num_attention_heads", m.num_attention_heads},
+                              {"num_kv_heads", m.num_kv_heads},
+                              {"head_dim", m.head_dim},
+                              {"kv_bytes_per_token", m.kv_bytes_per_token().value},
+                              {"weight_bytes", m.weight_bytes().value}});
+  }
+  doc["models"] = std::move(models);
+  io::Json drives = io::Json::array();
+  for (const auto& [name, d] : cat.drives) {
+    drives.push_back(io::Json{{"name", name},
+                              {"read_bytes_per_s", io::json_number_or_null(d.read.value)},
+                              {"write_bytes_per_s", io::json_number_or_null(d.write.value)},
+                              {"read_latency_ns", d.read_latency}});
+  }
+  doc["drives"] = std::move(drives);
+  io::Json storage = io::Json::array();
+  for (const auto& [name, n] : cat.storage) {
+    storage.push_back(io::Json{{"name", name},
+                               {"nic_bytes_per_s", io::json_number_or_null(n.nic.value)},
+                               {"controller_bytes_per_s", io::json_number_or_null(n.controller.value)},
+                               {"num_drives", n.num_drives}});
+  }
+  doc["storage_nodes"] = std::move(storage);
+  io::write_json(out, doc, 2);
+}
+
+int cmd_catalog(const CommonOptions& co, const std::string& format) {
   const auto cat = load_catalog(co);
+  if (format == "json") {
+    write_catalog_json(std::cout, cat);
+    return 0;
+  }
   std::cout << "GPUs (" << cat.dir << "/gpus.yaml)\n";
   std::cout << std::left << std::setw(16) << "name" << std::right << std::setw(12) << "memory" << std::setw(14)
             << "mem BW" << std::setw(14) << "BF16 dense" << std::setw(14) << "FP8 dense" << std::setw(10)
@@ -64,9 +117,11 @@ int cmd_catalog(const CommonOptions& co) {
 }
 
 Command add_catalog(CLI::App& app, CommonOptions& common) {
+  auto format = std::make_shared<std::string>("table");
   auto* catalog = app.add_subcommand("catalog", "List the catalog's GPUs, models, drives and storage nodes");
+  catalog->add_option("--format", *format, "Output format")->check(CLI::IsMember({"table", "json"}));
   add_catalog_option(catalog, common);
-  return {catalog, [&common] { return cmd_catalog(common); }};
+  return {catalog, [format, &common] { return cmd_catalog(common, *format); }};
 }
 
 const CommandRegistrar catalog_registrar(90, add_catalog);

@@ -17,6 +17,7 @@ struct CheckOptions {
   std::string junit;
   int jobs = 0;
   bool quiet = false;
+  std::string format = "table";
 };
 
 int cmd_check_plan(const CheckOptions& o, const CommonOptions& common) {
@@ -27,7 +28,11 @@ int cmd_check_plan(const CheckOptions& o, const CommonOptions& common) {
   std::function<void(const std::string&)> progress;
   if (!o.quiet) progress = [](const std::string& line) { std::cerr << "check: " << line << '\n'; };
   const auto result = planner::run_check(plan, base, jobs, progress);
-  std::cout << planner::format_check(result);
+  if (o.format == "json") {
+    io::write_json(std::cout, planner::check_json(plan, result), 3);
+  } else {
+    std::cout << planner::format_check(result);
+  }
   if (!o.junit.empty()) {
     io::AtomicFile file(o.junit);
     planner::write_junit(file.stream(), plan, result);
@@ -49,6 +54,7 @@ Command add_check_plan(CLI::App& app, CommonOptions& common) {
   cmd->add_option("-j,--jobs", o->jobs, "Simulations run at once (default: the machine's cores)")
       ->check(CLI::Range(1, 1024));
   cmd->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr");
+  cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember({"table", "json"}));
   add_common(cmd, common);
   return {cmd, [o, &common] { return cmd_check_plan(*o, common); }};
 }

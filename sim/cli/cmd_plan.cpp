@@ -31,6 +31,7 @@ struct PlanCliOptions {
   std::string costs;
   std::vector<std::string> prices;
   bool quiet = false;
+  std::string format = "table";
 };
 
 int cmd_plan(const PlanCliOptions& o, const CommonOptions& common) {
@@ -55,12 +56,17 @@ int cmd_plan(const PlanCliOptions& o, const CommonOptions& common) {
   if (!o.quiet)
     po.progress = [](const std::string& line) { std::cerr << "plan: " << line << '\n'; };
   const auto plan = planner::run_plan(po);
-  std::cout << planner::format_plan_table(plan);
+  if (o.format == "json") {
+    io::write_json(std::cout, planner::plan_json(plan), 3);
+  } else {
+    std::cout << planner::format_plan_table(plan);
+  }
   if (!o.html.empty()) {
     io::AtomicFile file(o.html);
     planner::write_plan_html(file.stream(), plan);
     file.commit();
-    std::cout << "HTML report: " << o.html << '\n';
+    // stderr with --format json, so stdout stays one JSON document
+    (o.format == "json" ? std::cerr : std::cout) << "HTML report: " << o.html << '\n';
   }
   return 0;
 }
@@ -109,6 +115,7 @@ Command add_plan(CLI::App& app, CommonOptions& common) {
                   "amortisation_hours=H (repeatable)")
       ->type_name("KEY=VALUE");
   cmd->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr");
+  cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember({"table", "json"}));
   add_common(cmd, common);
   return {cmd, [o, &common] { return cmd_plan(*o, common); }};
 }

@@ -157,10 +157,14 @@ int cmd_run(const RunOptions& ro, const CommonOptions& co) {
   return 0;
 }
 
-int cmd_check(const std::string& path, const CommonOptions& co) {
+int cmd_check(const std::string& path, const std::string& format, const CommonOptions& co) {
   const auto sc = scenario::load_scenario(path, load_options(co));
   scenario::Simulation sim(sc);  // also checks what only building can check (KV fit)
   const auto& info = sim.info();
+  if (format == "json") {
+    io::write_check_scenario_json(std::cout, path, info);
+    return 0;
+  }
   std::cout << path << ": ok (" << sc.name << "; GPU KV cache size: " << info.gpu_kv_cache_tokens
             << " tokens; " << info.num_engines << " engine" << (info.num_engines == 1 ? "" : "s") << ")\n";
   std::cout << "compute model: " << info.compute_model << '\n';
@@ -206,10 +210,12 @@ Command add_run(CLI::App& app, CommonOptions& common) {
 
 Command add_check(CLI::App& app, CommonOptions& common) {
   auto path = std::make_shared<std::string>();
+  auto format = std::make_shared<std::string>("table");
   auto* check = app.add_subcommand("check-scenario", "Check a scenario and print diagnostics only");
   check->add_option("scenario", *path, "Scenario YAML file")->required()->type_name("FILE");
+  check->add_option("--format", *format, "Output format")->check(CLI::IsMember({"table", "json"}));
   add_common(check, common);
-  return {check, [path, &common] { return cmd_check(*path, common); }};
+  return {check, [path, format, &common] { return cmd_check(*path, *format, common); }};
 }
 
 const CommandRegistrar run_registrar(10, add_run);

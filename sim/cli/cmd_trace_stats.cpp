@@ -11,6 +11,7 @@
 #include "kvsim/analysis/trace_stats.hpp"
 #include "kvsim/core/error.hpp"
 #include "kvsim/core/limits.hpp"
+#include "kvsim/io/json_writer.hpp"
 #include "kvsim/scenario/units.hpp"
 #include "trace_options.hpp"
 
@@ -25,10 +26,11 @@ struct StatsOptions {
   TraceFlags flags;
 };
 
-void quantiles_json(std::ostream& out, const char* name, const analysis::Quantiles& q) {
-  out << "\"" << name << "\": {\"count\": " << q.count << ", \"mean\": " << q.mean << ", \"min\": " << q.min
-      << ", \"p50\": " << q.p50 << ", \"p90\": " << q.p90 << ", \"p99\": " << q.p99 << ", \"max\": " << q.max
-      << "}";
+io::Json quantiles_json(const analysis::Quantiles& q) {
+  return io::Json{{"count", q.count}, {"mean", io::json_number_or_null(q.mean)},
+                  {"min", io::json_number_or_null(q.min)}, {"p50", io::json_number_or_null(q.p50)},
+                  {"p90", io::json_number_or_null(q.p90)}, {"p99", io::json_number_or_null(q.p99)},
+                  {"max", io::json_number_or_null(q.max)}};
 }
 
 void quantiles_row(std::ostream& out, const char* name, const analysis::Quantiles& q, int precision) {
@@ -38,35 +40,42 @@ void quantiles_row(std::ostream& out, const char* name, const analysis::Quantile
 }
 
 void write_json(std::ostream& out, const analysis::TraceStats& s) {
-  out << std::setprecision(10) << "{\"source\": \"" << s.source << "\", \"format\": \"" << s.format
-      << "\", \"hash_block_tokens\": " << s.hash_block_tokens << ", \"requests\": " << s.requests
-      << ", \"input_tokens\": " << s.input_tokens << ", \"output_tokens\": " << s.output_tokens
-      << ", \"span_s\": " << s.span_s << ", \"mean_rate\": " << s.mean_rate << ", \"bucket_s\": " << s.bucket_s
-      << ", \"bucket_widened_from_s\": " << s.bucket_widened_from_s
-      << ", \"peak_bucket_rate\": " << s.peak_bucket_rate << ",\n ";
-  quantiles_json(out, "input_length", s.input_length);
-  out << ",\n ";
-  quantiles_json(out, "output_length", s.output_length);
-  out << ",\n ";
-  quantiles_json(out, "interarrival_s", s.interarrival_s);
-  out << ",\n \"has_conversations\": " << (s.has_conversations ? "true" : "false")
-      << ", \"conversations\": " << s.conversations << ", ";
-  quantiles_json(out, "turns_per_conversation", s.turns_per_conversation);
-  out << ",\n ";
-  quantiles_json(out, "turn_gap_s", s.turn_gap_s);
-  out << ",\n \"continuations\": " << s.continuations << ", \"block_uses\": " << s.block_uses
-      << ", \"distinct_blocks\": " << s.distinct_blocks << ",\n ";
-  quantiles_json(out, "reuse_distance_blocks", s.reuse_distance_blocks);
-  out << ",\n ";
-  quantiles_json(out, "reuse_time_s", s.reuse_time_s);
-  out << ",\n \"ideal_token_hit_rate_percent\": " << 100.0 * s.ideal_token_hit_rate
-      << ", \"ideal_request_hit_rate_percent\": " << 100.0 * s.ideal_request_hit_rate << ",\n \"rate\": [";
-  for (std::size_t i = 0; i < s.rate.size(); ++i) {
-    out << (i ? ", " : "") << "{\"start_s\": " << s.rate[i].start_s << ", \"requests\": " << s.rate[i].requests
-        << ", \"requests_per_s\": " << s.rate[i].requests_per_s << ", \"input_tokens\": " << s.rate[i].input_tokens
-        << "}";
+  const auto num = [](double v) { return io::json_number_or_null(v); };
+  io::Json doc = io::json_document("trace-stats");
+  doc["source"] = s.source;
+  doc["format"] = s.format;
+  doc["hash_block_tokens"] = s.hash_block_tokens;
+  doc["requests"] = s.requests;
+  doc["input_tokens"] = s.input_tokens;
+  doc["output_tokens"] = s.output_tokens;
+  doc["span_s"] = num(s.span_s);
+  doc["mean_rate"] = num(s.mean_rate);
+  doc["bucket_s"] = num(s.bucket_s);
+  doc["bucket_widened_from_s"] = num(s.bucket_widened_from_s);
+  doc["peak_bucket_rate"] = num(s.peak_bucket_rate);
+  doc["input_length"] = quantiles_json(s.input_length);
+  doc["output_length"] = quantiles_json(s.output_length);
+  doc["interarrival_s"] = quantiles_json(s.interarrival_s);
+  doc["has_conversations"] = s.has_conversations;
+  doc["conversations"] = s.conversations;
+  doc["turns_per_conversation"] = quantiles_json(s.turns_per_conversation);
+  doc["turn_gap_s"] = quantiles_json(s.turn_gap_s);
+  doc["continuations"] = s.continuations;
+  doc["block_uses"] = s.block_uses;
+  doc["distinct_blocks"] = s.distinct_blocks;
+  doc["reuse_distance_blocks"] = quantiles_json(s.reuse_distance_blocks);
+  doc["reuse_time_s"] = quantiles_json(s.reuse_time_s);
+  doc["ideal_token_hit_rate_percent"] = num(100.0 * s.ideal_token_hit_rate);
+  doc["ideal_request_hit_rate_percent"] = num(100.0 * s.ideal_request_hit_rate);
+  io::Json rate = io::Json::array();
+  for (const auto& b : s.rate) {
+    rate.push_back(io::Json{{"start_s", num(b.start_s)},
+                            {"requests", b.requests},
+                            {"requests_per_s", num(b.requests_per_s)},
+                            {"input_tokens", b.input_tokens}});
   }
-  out << "]}\n";
+  doc["rate"] = std::move(rate);
+  io::write_json(out, doc);
 }
 
 void write_table(std::ostream& out, const analysis::TraceStats& s) {

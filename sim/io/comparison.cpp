@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 
+#include "kvsim/io/json_writer.hpp"
 #include "kvsim/io/text_format.hpp"
 
 namespace kvsim::io {
@@ -103,29 +104,35 @@ void write_comparison_table(std::ostream& os, const std::vector<ComparisonRow>& 
 }
 
 void write_comparison_json(std::ostream& os, const std::vector<ComparisonRow>& rows) {
-  os << "[";
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    os << (i ? ",\n  {" : "\n  {") << "\"variant\": " << json_quote(rows[i].variant)
-       << ", \"description\": " << json_quote(rows[i].description);
-    for (const auto& c : columns()) os << ", " << json_quote(c.key) << ": " << json_number(c.get(rows[i]));
-    os << ", \"tiers\": [";
-    for (std::size_t t = 0; t < rows[i].info.tiers.size(); ++t) {
-      const TierInfo& x = rows[i].info.tiers[t];
-      os << (t ? ", " : "") << "{\"kind\": " << json_quote(x.kind) << ", \"hit_tokens\": " << x.hit_tokens
-         << ", \"bytes_read\": " << x.bytes_read << ", \"bytes_written\": " << x.bytes_written
-         << ", \"evictions\": " << x.evictions << "}";
+  Json doc = json_document("compare");
+  Json variants = Json::array();
+  for (const ComparisonRow& row : rows) {
+    Json v = Json::object();
+    v["variant"] = row.variant;
+    v["description"] = row.description;
+    for (const auto& c : columns()) v[c.key] = json_number_or_null(c.get(row));
+    Json tiers = Json::array();
+    for (const TierInfo& x : row.info.tiers) {
+      tiers.push_back(Json{{"kind", x.kind},
+                           {"hit_tokens", x.hit_tokens},
+                           {"bytes_read", x.bytes_read},
+                           {"bytes_written", x.bytes_written},
+                           {"evictions", x.evictions}});
     }
-    os << "], \"links\": [";
-    for (std::size_t l = 0; l < rows[i].info.links.size(); ++l) {
-      const LinkInfo& x = rows[i].info.links[l];
-      os << (l ? ", " : "") << "{\"kind\": " << json_quote(x.kind) << ", \"bytes_forward\": " << x.bytes_forward
-         << ", \"bytes_backward\": " << x.bytes_backward
-         << ", \"max_utilization_forward\": " << json_number(x.max_utilization_forward)
-         << ", \"max_utilization_backward\": " << json_number(x.max_utilization_backward) << "}";
+    v["tiers"] = std::move(tiers);
+    Json links = Json::array();
+    for (const LinkInfo& x : row.info.links) {
+      links.push_back(Json{{"kind", x.kind},
+                           {"bytes_forward", x.bytes_forward},
+                           {"bytes_backward", x.bytes_backward},
+                           {"max_utilization_forward", json_number_or_null(x.max_utilization_forward)},
+                           {"max_utilization_backward", json_number_or_null(x.max_utilization_backward)}});
     }
-    os << "]}";
+    v["links"] = std::move(links);
+    variants.push_back(std::move(v));
   }
-  os << "\n]\n";
+  doc["variants"] = std::move(variants);
+  write_json(os, doc, 2);
 }
 
 void write_comparison_csv(std::ostream& os, const std::vector<ComparisonRow>& rows) {

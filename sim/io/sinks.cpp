@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/io/json_writer.hpp"
 #include "kvsim/io/text_format.hpp"
 #include "kvsim/version.hpp"
 
@@ -304,23 +305,49 @@ void write_table(std::ostream& os, const Summary& s, const RunInfo& info) {
 }
 
 void write_summary_json(std::ostream& os, const Summary& s, const RunInfo& info) {
-  const auto fields = summary_fields(s, info);
-  os << "{\n";
-  for (std::size_t i = 0; i < fields.size(); ++i) {
-    const Field& f = fields[i];
-    os << "  " << json_quote(f.key) << ": ";
-    if (f.kind == Field::Kind::kMetric) {
-      os << "{\"count\": " << std::to_string(f.metric->count);
-      for (const auto& [key, value] : metric_entries(*f.metric)) {
-        os << ", " << json_quote(key) << ": " << json_number(value);
+  // The summary is also stored and read back outside `kvsim run` (results databases), so it
+  // carries no "command" key.
+  Json doc = json_document("", version_of(info));
+  for (const Field& f : summary_fields(s, info)) {
+    switch (f.kind) {
+      case Field::Kind::kString:
+        doc[f.key] = f.text;
+        break;
+      case Field::Kind::kInt:
+        doc[f.key] = f.i;
+        break;
+      case Field::Kind::kUInt:
+        doc[f.key] = f.u;
+        break;
+      case Field::Kind::kNumber:
+        doc[f.key] = json_number_or_null(f.d);
+        break;
+      case Field::Kind::kMetric: {
+        Json m = Json::object();
+        m["count"] = f.metric->count;
+        for (const auto& [key, value] : metric_entries(*f.metric)) m[key] = json_number_or_null(value);
+        doc[f.key] = std::move(m);
+        break;
       }
-      os << '}';
-    } else {
-      os << scalar_text(f, json_quote, json_number);
     }
-    os << (i + 1 < fields.size() ? ",\n" : "\n");
   }
-  os << "}\n";
+  write_json(os, doc);
+}
+
+void write_check_scenario_json(std::ostream& os, const std::string& scenario_path, const RunInfo& info) {
+  Json doc = json_document("check-scenario", version_of(info));
+  doc["scenario_file"] = scenario_path;
+  doc["scenario"] = info.scenario_name;
+  doc["ok"] = true;
+  doc["gpu_kv_cache_tokens"] = info.gpu_kv_cache_tokens;
+  doc["num_gpu_blocks"] = info.num_gpu_blocks;
+  doc["max_model_len"] = info.max_model_len;
+  doc["max_concurrency"] = json_number_or_null(info.max_concurrency);
+  doc["num_engines"] = info.num_engines;
+  doc["compute_model"] = info.compute_model;
+  doc["notes"] = info.notes;
+  doc["memory_breakdown"] = info.memory_breakdown;
+  write_json(os, doc, 2);
 }
 
 void write_summary_csv(std::ostream& os, const Summary& s, const RunInfo& info) {

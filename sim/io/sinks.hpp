@@ -21,6 +21,10 @@ void write_table(std::ostream& os, const Summary& s, const RunInfo& info);
 
 // The summary as one JSON object with a fixed key order; see docs/results.md.
 void write_summary_json(std::ostream& os, const Summary& s, const RunInfo& info);
+// kvsim check-scenario's findings as a JSON document (docs/results.md): the scenario file and
+// name, GPU KV cache tokens and blocks per engine, engines, compute model, notes and the KV
+// memory breakdown lines. `info` is the Simulation's info before the run.
+void write_check_scenario_json(std::ostream& os, const std::string& scenario_path, const RunInfo& info);
 // The summary as CSV: one header row and one value row, the same figures as the JSON with
 // the metric objects flattened (ttft_ms_p50, ...).
 void write_summary_csv(std::ostream& os, const Summary& s, const RunInfo& info);

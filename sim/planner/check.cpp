@@ -227,6 +227,38 @@ std::string format_check(const CheckResult& result) {
   return os.str();
 }
 
+io::Json term_result_json(const TermResult& t) {
+  return io::Json{{"term", t.term->text},
+                  {"metric", t.term->metric},
+                  {"op", op_text(t.term->op)},
+                  {"threshold", io::json_number_or_null(t.term->threshold)},
+                  {"value", io::json_number_or_null(t.value)},
+                  {"pass", t.pass},
+                  {"slack", io::json_number_or_null(t.slack)}};
+}
+
+io::Json check_json(const PlanFile& plan, const CheckResult& result) {
+  io::Json doc = io::json_document("check");
+  doc["plan"] = plan.name;
+  doc["plan_file"] = plan.path;
+  doc["pass"] = result.pass();
+  doc["terms"] = result.terms;
+  doc["failures"] = result.failures;
+  io::Json scenarios = io::Json::array();
+  for (const auto& e : result.entries) {
+    io::Json terms = io::Json::array();
+    for (const auto& t : e.slo.terms) terms.push_back(term_result_json(t));
+    io::Json entry = io::Json::object();
+    entry["name"] = e.entry->name;
+    entry["file"] = e.entry->file;
+    entry["pass"] = e.slo.pass;
+    entry["terms"] = std::move(terms);
+    scenarios.push_back(std::move(entry));
+  }
+  doc["scenarios"] = std::move(scenarios);
+  return doc;
+}
+
 void write_junit(std::ostream& os, const PlanFile& plan, const CheckResult& result) {
   using io::xml_escape;
   os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "kvsim/io/json_writer.hpp"
 #include "kvsim/planner/slo.hpp"
 #include "kvsim/scenario/scenario.hpp"
 
@@ -61,6 +62,14 @@ CheckResult run_check(const PlanFile& plan, const scenario::LoadOptions& base, i
 
 // "PASS example ttft_ms_p90 = 410 ms (<= 1000 ms)" lines and a closing count.
 std::string format_check(const CheckResult& result);
+
+// One SLO term's verdict as JSON: term (as written), metric, op, threshold and value (in the
+// metric's unit, null when NaN), pass, slack (relative; null when the value is NaN).
+io::Json term_result_json(const TermResult& t);
+
+// The check as a JSON document (docs/results.md): the plan's name and file, pass, counts, and
+// per scenario its file, pass, and every term's verdict.
+io::Json check_json(const PlanFile& plan, const CheckResult& result);
 
 // JUnit XML: <testsuites> with one <testsuite> named after the plan and one <testcase> per
 // scenario x SLO term (classname = plan.scenario, name = the term), <failure> when missed.

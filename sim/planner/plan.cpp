@@ -12,6 +12,7 @@
 
 #include "kvsim/core/error.hpp"
 #include "kvsim/io/summary.hpp"
+#include "kvsim/planner/check.hpp"
 #include "kvsim/io/text_format.hpp"
 #include "kvsim/scenario/simulation.hpp"
 #include "kvsim/scenario/units.hpp"
@@ -460,6 +461,69 @@ std::string format_plan_table(const PlanResult& plan) {
     }
   }
   return os.str();
+}
+
+namespace {
+
+io::Json metrics_json(const MetricValues& m) {
+  io::Json out = io::Json::object();
+  for (const auto& [name, value] : m) out[name] = io::json_number_or_null(value);
+  return out;
+}
+
+io::Json probe_json(const Probe& p) {
+  io::Json terms = io::Json::array();
+  for (const auto& t : p.slo.terms) terms.push_back(term_result_json(t));
+  return io::Json{{"load", p.load}, {"pass", p.pass()}, {"slo", std::move(terms)}};
+}
+
+}  // namespace
+
+io::Json plan_json(const PlanResult& plan) {
+  io::Json doc = io::json_document("plan");
+  doc["scenario"] = plan.scenario_name;
+  doc["slo"] = plan.slo.text();
+  doc["load_knob"] = io::Json{{"name", plan.knob.name}, {"description", plan.knob.description}, {"base", plan.knob.base}};
+  doc["seeds"] = plan.seeds;
+  doc["aggregate"] = plan.aggregate == Aggregate::kMean ? "mean" : "worst";
+  doc["mode"] = plan.target_load ? "target_load" : "max_load";
+  doc["target_load"] = plan.target_load ? io::Json(*plan.target_load) : io::Json();
+  io::Json options = io::Json::array();
+  int rank = 0;
+  for (const auto& r : plan.options) {
+    io::Json o = io::Json::object();
+    o["rank"] = ++rank;
+    o["variant"] = r.variant;
+    o["description"] = r.description;
+    o["hardware"] = r.hardware;
+    o["feasible"] = r.feasible;
+    o["load"] = r.load;
+    o["binding"] = r.binding.empty() ? io::Json() : io::Json(r.binding);
+    o["capped"] = r.search.capped;
+    o["first_fail"] = r.search.first_fail > 0 ? io::Json(r.search.first_fail) : io::Json();
+    o["violations"] = r.search.violations;
+    o["usd_per_hour"] = io::json_number_or_null(r.cost.usd_per_hour);
+    io::Json items = io::Json::array();
+    for (const auto& [what, usd] : r.cost.items) items.push_back(io::Json{{"item", what}, {"usd_per_hour", io::json_number_or_null(usd)}});
+    o["cost_items"] = std::move(items);
+    o["usd_per_m_tokens"] = r.feasible ? io::json_number_or_null(r.usd_per_m_tokens) : io::Json();
+    o["users_per_usd_hour"] = r.feasible ? io::json_number_or_null(r.users_per_usd_hour) : io::Json();
+    io::Json at_load_slo = io::Json::array();
+    for (const auto& t : r.at_load.slo.terms) at_load_slo.push_back(term_result_json(t));
+    o["slo_at_load"] = std::move(at_load_slo);
+    o["metrics_at_load"] = metrics_json(r.at_load.metrics);
+    io::Json probes = io::Json::array();
+    for (const auto& p : r.search.probes) probes.push_back(probe_json(p));
+    for (std::size_t i = 0; i < r.options.size(); ++i) {
+      io::Json p = probe_json(r.options[i]);
+      p["hardware"] = i < r.option_names.size() ? r.option_names[i] : std::string();
+      probes.push_back(std::move(p));
+    }
+    o["probes"] = std::move(probes);
+    options.push_back(std::move(o));
+  }
+  doc["options"] = std::move(options);
+  return doc;
 }
 
 }  // namespace kvsim::planner

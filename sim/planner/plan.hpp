@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kvsim/io/json_writer.hpp"
 #include "kvsim/planner/capacity_search.hpp"
 #include "kvsim/planner/cost.hpp"
 #include "kvsim/planner/slo.hpp"
@@ -95,5 +96,10 @@ PlanResult run_plan(const PlanOptions& options);
 // The ranked table: option, max load, binding constraint, req/s, TTFT p90, TPOT p90, $/h,
 // $/M output tokens, users per $/h, then notes (monotonicity violations, capped searches).
 std::string format_plan_table(const PlanResult& plan);
+
+// The plan as a JSON document (docs/results.md): the question (scenario, SLO, load knob,
+// seeds, aggregate, target load) and the ranked options with their answer (load, binding
+// term, metrics and SLO verdict at that load), cost and every probe made.
+io::Json plan_json(const PlanResult& plan);
 
 }  // namespace kvsim::planner

@@ -89,7 +89,7 @@ cmp -s "$work/req.json" "$work/req.before"; check "failed run keeps earlier resu
 "$kvsim" compare "$example" --format json >"$work/cmp.json" 2>"$work/err"; rc=$?
 [ $rc -eq 0 ] && python3 -c '
 import json, sys
-rows = {r["variant"]: r for r in json.load(open(sys.argv[1]))}
+rows = {r["variant"]: r for r in json.load(open(sys.argv[1]))["variants"]}
 assert rows["vram-only"]["requests_per_sec"] > rows["no-reuse"]["requests_per_sec"], rows
 assert rows["no-reuse"]["prefix_cache_hit_rate"] == 0
 ' "$work/cmp.json"; check "compare: vram-only serves more requests/s than no-reuse" $?
@@ -107,14 +107,14 @@ fi
 if cmp -s "$work/golden.json" "$golden.summary.json"; then check "golden scenario matches" 0; else
   diff "$golden.summary.json" "$work/golden.json" | head -20; check "golden scenario matches" 1; fi
 
-# 9. cache-curve and trace-stats on the shipped Mooncake sample: JSON is a list of points with
+# 9. cache-curve and trace-stats on the shipped Mooncake sample: JSON holds a list of points with
 #    the documented keys, rates are percentages that never fall as capacity grows (LRU), the HTML
 #    page holds an SVG chart; a trace without prefix information is refused with exit 2.
 sample="$src/scenarios/traces/mooncake_conversation_head250.jsonl"
 "$kvsim" cache-curve "$sample" --capacities 10,100,1000 --format json --html "$work/cc.html" >"$work/cc.json" 2>"$work/err"
 [ $? -eq 0 ] && python3 - "$work/cc.json" <<'PY'; check "cache-curve JSON: list of points, monotone LRU curve" $?
 import json, sys
-pts = json.load(open(sys.argv[1]))
+pts = json.load(open(sys.argv[1]))["points"]
 assert isinstance(pts, list) and [p["capacity_blocks"] for p in pts] == [10, 100, 1000]
 rates = [p["token_hit_rate_percent"] for p in pts]
 assert all(0 <= r <= 100 for r in rates) and rates == sorted(rates), rates

@@ -240,9 +240,11 @@ TEST(SummaryJson, ParsesBackWithTheValues) {
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   ASSERT_GE(keys.size(), 10u);
-  EXPECT_EQ(keys[0], "kvsim_version");
-  EXPECT_EQ(keys[1], "scenario");
-  EXPECT_EQ(keys[2], "seed");
+  EXPECT_EQ(keys[0], "schema_version");
+  EXPECT_EQ(j.at("schema_version"), 1);
+  EXPECT_EQ(keys[1], "kvsim_version");
+  EXPECT_EQ(keys[2], "scenario");
+  EXPECT_EQ(keys[3], "seed");
 
   std::ostringstream one;
   write_summary_json(one, summarize(ramp(1), info), info);

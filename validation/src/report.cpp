@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <numeric>
 #include <sstream>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/io/json_writer.hpp"
 #include "kvsim/io/stats.hpp"
 
 namespace kvsim::validation {
@@ -299,30 +299,27 @@ std::string comparison_table(const Comparison& c) {
 }
 
 std::string comparison_json(const Comparison& c) {
-  nlohmann::ordered_json j;
+  io::Json j = io::json_document("validate");
   j["scenario"] = c.scenario_name;
   j["url"] = c.url;
   j["model"] = c.model;
   j["measured_failed"] = c.measured_failed;
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  const auto num = [](double v) {
-    return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json();
-  };
+  io::Json rows = io::Json::array();
   for (const auto& r : c.rows) {
-    nlohmann::ordered_json o;
+    io::Json o;
     o["metric"] = r.name;
     o["unit"] = unit_of(r.name);
-    o["measured"] = num(r.measured);
-    o["predicted"] = num(r.predicted);
-    o[r.points ? "error_points" : "error_percent"] = num(r.error);
-    o["tolerance"] = r.tolerance ? num(*r.tolerance) : nlohmann::ordered_json();
+    o["measured"] = io::json_number_or_null(r.measured);
+    o["predicted"] = io::json_number_or_null(r.predicted);
+    o[r.points ? "error_points" : "error_percent"] = io::json_number_or_null(r.error);
+    o["tolerance"] = r.tolerance ? io::json_number_or_null(*r.tolerance) : io::Json();
     o["exceeded"] = r.exceeded;
     rows.push_back(o);
   }
   j["metrics"] = rows;
   j["notes"] = c.notes;
   j["pass"] = !c.exceeded();
-  return j.dump(2) + "\n";
+  return io::json_text(j, 2);
 }
 
 std::string comparison_markdown(const Comparison& c) {
