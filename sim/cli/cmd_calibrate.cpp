@@ -10,6 +10,7 @@
 #include "command.hpp"
 #include "kvsim/core/error.hpp"
 #include "kvsim/io/atomic_file.hpp"
+#include "kvsim/io/json_writer.hpp"
 #include "kvsim/models/fitted_model.hpp"
 #include "kvsim/models/profile_bundle.hpp"
 #include "kvsim/models/roofline_anchor.hpp"
@@ -31,7 +32,32 @@ struct CalibrateOptions {
   int tp = 0;            // tensor-parallel degree of a bundle's tables (0: every degree)
   std::vector<std::string> roofline;   // fitted profiles to anchor the roofline on
   std::vector<std::string> residuals;  // fitted profiles to check against their bundles
+  std::string format = "table";        // table | json
 };
+
+// Where the text goes: stdout, or nowhere when the result is printed as JSON instead.
+struct Output {
+  explicit Output(const CalibrateOptions& o)
+      : json(o.format == "json"), doc(io::json_document("calibrate")), text(json ? discard : std::cout) {}
+  void finish() {
+    if (json) io::write_json(std::cout, doc, 1);
+  }
+  bool json;
+  io::Json doc;
+  std::ostringstream discard;
+  std::ostream& text;
+};
+
+io::Json residuals_json(const std::vector<models::ComponentResidual>& residuals) {
+  io::Json rows = io::Json::array();
+  for (const auto& r : residuals) {
+    rows.push_back({{"component", r.component},
+                    {"points", r.points},
+                    {"median_abs_rel_error", io::json_number_or_null(r.median_abs_rel_error)},
+                    {"max_abs_rel_error", io::json_number_or_null(r.max_abs_rel_error)}});
+  }
+  return rows;
+}
 
 // Fits the compact step-time model to a profile bundle, prints the residuals and writes the
 // coefficients with their provenance.
@@ -59,24 +85,26 @@ std::string tier_scenario_lines(double bytes_per_s, double latency_us) {
 
 // Fits the step-time model to `kvsim probe` measurements of a live deployment.
 int cmd_calibrate_measured(const CalibrateOptions& o, const CommonOptions& common) {
+  Output out(o);
+  std::ostream& text = out.text;
   const std::string model_name = o.model.empty() ? std::string("llama-3.1-8b") : o.model;
   const int layers = o.layers > 0 ? o.layers : catalog_model(load_catalog(common), model_name).num_layers;
   const auto probe = validation::load_probe(o.measured);
   const auto fit = validation::fit_probe(probe);
-  std::cout << "Fitted " << o.measured << " (" << probe.url << ", model " << probe.model << ", " << layers
+  text << "Fitted " << o.measured << " (" << probe.url << ", model " << probe.model << ", " << layers
             << " layers)\n";
-  std::cout << std::fixed << std::setprecision(3) << "per step s = " << fit.s_us << " us, per token t = " << fit.t_us
+  text << std::fixed << std::setprecision(3) << "per step s = " << fit.s_us << " us, per token t = " << fit.t_us
             << " us, per prefill pair q = " << fit.q_us << " us, per cached token r = " << fit.r_us
             << " us, per decode context token d = " << fit.d_us << " us\n";
-  std::cout << std::left << std::setw(16) << "probe" << std::right << std::setw(8) << "tokens" << std::setw(7)
+  text << std::left << std::setw(16) << "probe" << std::right << std::setw(8) << "tokens" << std::setw(7)
             << "batch" << std::setw(12) << "median" << std::setw(12) << "fitted" << std::setw(9) << "error" << '\n';
   for (const auto& r : fit.residuals) {
-    std::cout << std::left << std::setw(16) << r.kind << std::right << std::setw(8) << r.prompt_tokens << std::setw(7)
+    text << std::left << std::setw(16) << r.kind << std::right << std::setw(8) << r.prompt_tokens << std::setw(7)
               << r.batch << std::setw(9) << std::setprecision(2) << r.measured_ms << " ms" << std::setw(9)
               << r.fitted_ms << " ms" << std::setw(8) << std::setprecision(1)
               << 100.0 * (r.fitted_ms - r.measured_ms) / r.measured_ms << "%\n";
   }
-  std::cout.unsetf(std::ios::floatfield);
+  text.unsetf(std::ios::floatfield);
   // The offload tier's load path, when the probe measured it (kvsim probe --offload): written into
   // the profile's optional offload_tier section, and as the scenario keys that carry it.
   auto coefficients = validation::probe_coefficients(fit, probe, layers, o.measured);
@@ -89,25 +117,45 @@ int cmd_calibrate_measured(const CalibrateOptions& o, const CommonOptions& commo
     t << std::setprecision(4) << "offload tier (" << probe.tier_eviction << ", " << model_name << ": " << kv_bytes
       << " KV bytes per token): latency " << tier.latency_us << " us, load rate " << tier.bytes_per_s / 1e9
       << " GB/s; rms error " << tier.rms_error_ms << " ms\n";
-    std::cout << t.str();
-    std::cout << std::left << std::setw(8) << "tokens" << std::right << std::setw(14) << "bytes" << std::setw(16)
+    text << t.str();
+    text << std::left << std::setw(8) << "tokens" << std::right << std::setw(14) << "bytes" << std::setw(16)
               << "measured extra" << std::setw(14) << "fitted extra" << '\n';
     for (const auto& p : tier.points) {
-      std::cout << std::left << std::setw(8) << p.prompt_tokens << std::right << std::setw(14)
+      text << std::left << std::setw(8) << p.prompt_tokens << std::right << std::setw(14)
                 << static_cast<std::int64_t>(p.bytes) << std::fixed << std::setprecision(2) << std::setw(13)
                 << p.measured_extra_ms << " ms" << std::setw(11) << p.fitted_extra_ms << " ms\n";
     }
-    std::cout.unsetf(std::ios::floatfield);
-    std::cout << tier_scenario_lines(tier.bytes_per_s, tier.latency_us);
+    text.unsetf(std::ios::floatfield);
+    text << tier_scenario_lines(tier.bytes_per_s, tier.latency_us);
+  }
+  out.doc["mode"] = "measured";
+  out.doc["probe"] = o.measured;
+  out.doc["url"] = probe.url;
+  out.doc["model"] = probe.model;
+  out.doc["layers"] = layers;
+  out.doc["step_model_us"] = {{"per_step", fit.s_us}, {"per_token", fit.t_us}, {"per_prefill_pair", fit.q_us},
+                              {"per_cached_token", fit.r_us}, {"per_decode_context_token", fit.d_us}};
+  io::Json rows = io::Json::array();
+  for (const auto& r : fit.residuals) {
+    rows.push_back({{"kind", r.kind}, {"prompt_tokens", r.prompt_tokens}, {"batch", r.batch},
+                    {"measured_ms", io::json_number_or_null(r.measured_ms)},
+                    {"fitted_ms", io::json_number_or_null(r.fitted_ms)}});
+  }
+  out.doc["residuals"] = std::move(rows);
+  if (coefficients.offload_tier) {
+    out.doc["offload_tier"] = {{"latency_us", io::json_number_or_null(coefficients.offload_tier->latency_us)},
+                               {"bytes_per_s", io::json_number_or_null(coefficients.offload_tier->load_bytes_per_s)}};
   }
   if (!o.out.empty()) {
+    out.doc["wrote"] = o.out;
     io::AtomicFile f(o.out);
     f.stream() << models::write_fitted_yaml(coefficients);
     f.commit();
-    std::cout << "wrote " << o.out
+    text << "wrote " << o.out
               << " (use it with compute: {kind: fitted, profile: {fitted_path: ..., cuda_graph_decode_factor: 0, "
                  "gpu_step_overhead_us: 0, step_overhead_us: 0}})\n";
   }
+  out.finish();
   return 0;
 }
 #endif
@@ -144,21 +192,24 @@ std::string bundle_gpu_name(const scenario::Catalog& cat, const models::ProfileB
   return {};  // the fit records no GPU figures: it can be used on its own GPU only
 }
 
-void print_residuals(const models::FitReport& report) {
-  std::cout << std::left << std::setw(18) << "component" << std::right << std::setw(8) << "points" << std::setw(16)
+void print_residuals(std::ostream& text, const models::FitReport& report) {
+  text << std::left << std::setw(18) << "component" << std::right << std::setw(8) << "points" << std::setw(16)
             << "median |error|" << std::setw(14) << "max |error|" << '\n';
   for (const auto& r : report.residuals) {
-    std::cout << std::left << std::setw(18) << r.component << std::right << std::setw(8) << r.points
+    text << std::left << std::setw(18) << r.component << std::right << std::setw(8) << r.points
               << std::setw(15) << std::fixed << std::setprecision(2) << 100.0 * r.median_abs_rel_error << "%"
               << std::setw(13) << 100.0 * r.max_abs_rel_error << "%\n";
   }
-  std::cout.unsetf(std::ios::floatfield);
+  text.unsetf(std::ios::floatfield);
 }
 
 // The roofline's efficiencies anchored on each fitted profile (its GPU from the catalog by
 // gpu_preset, its model from its recorded shape), their mean, and how well each GPU's anchors
 // predict every other GPU's profile (models/roofline_anchor.hpp).
 int cmd_calibrate_roofline(const CalibrateOptions& o, const CommonOptions& common) {
+  Output out(o);
+  std::ostream& text = out.text;
+  out.doc["mode"] = "roofline";
   const auto catalog = load_catalog(common);
   struct Anchored {
     std::string file;
@@ -190,43 +241,56 @@ int cmd_calibrate_roofline(const CalibrateOptions& o, const CommonOptions& commo
     a.e = models::anchor_efficiencies(a.profile, a.model, a.gpu);
     all.push_back(std::move(a));
   }
-  std::cout << std::fixed << std::setprecision(3);
-  std::cout << "anchored roofline efficiencies (models/roofline_anchor.hpp)\n"
+  text << std::fixed << std::setprecision(3);
+  text << "anchored roofline efficiencies (models/roofline_anchor.hpp)\n"
             << std::left << std::setw(24) << "gpu" << std::setw(36) << "model" << std::right << std::setw(8)
             << "memory" << std::setw(8) << "gemm" << std::setw(11) << "attention" << '\n';
   models::Efficiencies mean;
+  io::Json anchors = io::Json::array();
   for (const auto& a : all) {
-    std::cout << std::left << std::setw(24) << a.gpu_name << std::setw(36) << a.profile.model << std::right
+    anchors.push_back({{"profile", a.file}, {"gpu", a.gpu_name}, {"model", a.profile.model},
+                       {"memory", a.e.memory}, {"gemm", a.e.gemm}, {"attention", a.e.attention}});
+    text << std::left << std::setw(24) << a.gpu_name << std::setw(36) << a.profile.model << std::right
               << std::setw(8) << a.e.memory << std::setw(8) << a.e.gemm << std::setw(11) << a.e.attention << '\n';
     mean.memory += a.e.memory / static_cast<double>(all.size());
     mean.gemm += a.e.gemm / static_cast<double>(all.size());
     mean.attention += a.e.attention / static_cast<double>(all.size());
   }
-  std::cout << std::left << std::setw(60) << "mean (the roofline's defaults)" << std::right << std::setw(8)
+  text << std::left << std::setw(60) << "mean (the roofline's defaults)" << std::right << std::setw(8)
             << mean.memory << std::setw(8) << mean.gemm << std::setw(11) << mean.attention << '\n';
+  out.doc["anchors"] = std::move(anchors);
+  out.doc["mean"] = {{"memory", mean.memory}, {"gemm", mean.gemm}, {"attention", mean.attention}};
+  io::Json cross = io::Json::array();
   if (all.size() >= 2) {
-    std::cout << "\nleave-one-GPU-out: one GPU's efficiencies, the other GPU's figures, against the other GPU's "
+    text << "\nleave-one-GPU-out: one GPU's efficiencies, the other GPU's figures, against the other GPU's "
                  "profile\n(median |error| and median signed error over the comparison batches)\n"
               << std::left << std::setw(24) << "efficiencies of" << std::setw(24) << "predicting" << std::right
               << std::setw(16) << "dense" << std::setw(16) << "attention" << std::setw(16) << "lm_head"
               << std::setw(16) << "all kernels" << '\n';
-    std::cout << std::setprecision(1);
+    text << std::setprecision(1);
     for (const auto& from : all) {
       for (const auto& to : all) {
         if (&from == &to) continue;
         const auto errors = models::roofline_against_profile(from.e, to.profile, to.model, to.gpu);
-        std::cout << std::left << std::setw(24) << from.gpu_name << std::setw(24) << to.gpu_name << std::right;
+        text << std::left << std::setw(24) << from.gpu_name << std::setw(24) << to.gpu_name << std::right;
+        io::Json components = io::Json::object();
         for (const auto& e : errors) {
+          components[e.component] = {{"median_abs_rel_error", io::json_number_or_null(e.median_abs_rel_error)},
+                                     {"median_signed_rel_error", io::json_number_or_null(e.median_signed_rel_error)}};
           std::ostringstream cell;
           cell << std::fixed << std::setprecision(1) << 100.0 * e.median_abs_rel_error << "% (" << std::showpos
                << 100.0 * e.median_signed_rel_error << "%)";
-          std::cout << std::setw(16) << cell.str();
+          text << std::setw(16) << cell.str();
         }
-        std::cout << '\n';
+        text << '\n';
+        cross.push_back({{"efficiencies_of", from.gpu_name}, {"predicting", to.gpu_name},
+                         {"errors", std::move(components)}});
       }
     }
   }
-  std::cout.unsetf(std::ios::floatfield);
+  text.unsetf(std::ios::floatfield);
+  out.doc["leave_one_gpu_out"] = std::move(cross);
+  out.finish();
   return 0;
 }
 
@@ -234,6 +298,10 @@ int cmd_calibrate_roofline(const CalibrateOptions& o, const CommonOptions& commo
 // folder or to the profile's folder), without fitting again.
 int cmd_calibrate_residuals(const CalibrateOptions& o) {
   namespace fs = std::filesystem;
+  Output out(o);
+  std::ostream& text = out.text;
+  out.doc["mode"] = "residuals";
+  io::Json profiles = io::Json::array();
   for (const auto& file : o.residuals) {
     const auto c = models::load_fitted_yaml(file);
     std::string dir = c.source_dir;
@@ -244,12 +312,16 @@ int cmd_calibrate_residuals(const CalibrateOptions& o) {
       if (fs::exists(beside, ec)) dir = beside.string();
     }
     const auto bundle = models::load_profile_bundle(dir, c.tensor_parallel_size);
-    std::cout << "Residuals of " << file << " against " << bundle.tables_dir << " (" << c.gpu << ", " << c.model
+    text << "Residuals of " << file << " against " << bundle.tables_dir << " (" << c.gpu << ", " << c.model
               << ", tensor-parallel degree " << c.tensor_parallel_size << ")\n";
     models::FitReport r;
     r.residuals = models::evaluate_fit(c, bundle);
-    print_residuals(r);
+    print_residuals(text, r);
+    profiles.push_back({{"profile", file}, {"tables", bundle.tables_dir}, {"gpu", c.gpu}, {"model", c.model},
+                        {"tensor_parallel_size", c.tensor_parallel_size}, {"residuals", residuals_json(r.residuals)}});
   }
+  out.doc["profiles"] = std::move(profiles);
+  out.finish();
   return 0;
 }
 
@@ -263,6 +335,10 @@ int cmd_calibrate(const CalibrateOptions& o, const CommonOptions& common) {
   if (!o.measured.empty()) return cmd_calibrate_measured(o, common);
 #endif
   const auto catalog = load_catalog(common);
+  Output out(o);
+  std::ostream& text = out.text;
+  out.doc["mode"] = "profile";
+  io::Json fits = io::Json::array();
   std::vector<int> degrees;
   if (o.tp > 0) {
     degrees.push_back(o.tp);
@@ -286,12 +362,20 @@ int cmd_calibrate(const CalibrateOptions& o, const CommonOptions& common) {
       report.coefficients.gpu_preset = gpu_name;
       report.coefficients.gpu_figures = {g.memory_bandwidth.value, g.bf16_dense.value, g.fp8_dense.value};
     }
-    std::cout << "Fitted " << bundle.tables_dir << " (" << bundle.meta.gpu << (gpu_name.empty() ? "" : " = " + gpu_name)
+    text << "Fitted " << bundle.tables_dir << " (" << bundle.meta.gpu << (gpu_name.empty() ? "" : " = " + gpu_name)
               << ", " << bundle.meta.model << " = " << model_name << ", tensor-parallel degree "
               << bundle.tensor_parallel_size << ", vLLM " << bundle.meta.vllm_version << ", profiled "
               << bundle.meta.profiled_at << ")\n";
-    print_residuals(report);
-    if (o.out.empty()) continue;
+    print_residuals(text, report);
+    io::Json fit = {{"tables", bundle.tables_dir},      {"gpu", bundle.meta.gpu},
+                    {"gpu_preset", gpu_name},            {"model", bundle.meta.model},
+                    {"model_preset", model_name},        {"tensor_parallel_size", bundle.tensor_parallel_size},
+                    {"vllm_version", bundle.meta.vllm_version}, {"profiled_at", bundle.meta.profiled_at},
+                    {"residuals", residuals_json(report.residuals)}};
+    if (o.out.empty()) {
+      fits.push_back(std::move(fit));
+      continue;
+    }
     std::string path = o.out;
     if (out_folder) {
       std::string stem = fs::path(bundle.dir).filename().string();
@@ -301,8 +385,12 @@ int cmd_calibrate(const CalibrateOptions& o, const CommonOptions& common) {
     io::AtomicFile f(path);
     f.stream() << models::write_fitted_yaml(report.coefficients);
     f.commit();
-    std::cout << "wrote " << path << '\n';
+    text << "wrote " << path << '\n';
+    fit["wrote"] = path;
+    fits.push_back(std::move(fit));
   }
+  out.doc["fits"] = std::move(fits);
+  out.finish();
   return 0;
 }
 
@@ -338,6 +426,8 @@ Command add_calibrate(CLI::App& app, CommonOptions& common) {
                         "Catalog GPU the profile was measured on (default: the bundle's, by its CUDA name); its figures "
                         "travel with the fit so that it can be rescaled to another GPU")
       ->type_name("NAME");
+  calibrate->add_option("--format", cal->format, "Output format (json: one document, docs/results.md)")
+      ->check(CLI::IsMember({"table", "json"}));
   add_catalog_option(calibrate, common);
   return {calibrate, [cal, &common] { return cmd_calibrate(*cal, common); }};
 }

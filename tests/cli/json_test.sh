@@ -65,6 +65,12 @@ doc catalog 0 "command catalog_dir gpus models drives storage_nodes" -- "$kvsim"
 check 'd["catalog_dir"].rstrip("/").endswith("scenarios/catalog") and "rtx4090" in [g["name"] for g in d["gpus"]] and "llama-3.1-8b" in [m["name"] for m in d["models"]]' catalog
 # llama-3.1-8b: 32 layers x 8 KV heads x 128 x 2 (K and V) x 2 bytes = 131072 bytes per token.
 check '[m["kv_bytes_per_token"] for m in d["models"] if m["name"] == "llama-3.1-8b"] == [131072]' catalog
+# calibrate: the residuals of the shipped 4090 profile against its own tables (each component's
+# median error under 5 %, as docs/calibration.md states), and the roofline's anchors.
+doc calibrate 0 "command mode profiles" -- "$kvsim" calibrate --residuals "$src/models/profiles/rtx4090-llama-3.1-8b-vllm0.19.yaml" --format json
+check 'd["mode"] == "residuals" and len(d["profiles"]) == 1 and {r["component"] for r in d["profiles"][0]["residuals"]} == {"dense_layer", "dense_step", "attention_layer", "per_sequence"} and all(0 <= r["median_abs_rel_error"] < 0.05 for r in d["profiles"][0]["residuals"])' calibrate
+doc calibrate-roofline 0 "command mode anchors mean leave_one_gpu_out" -- "$kvsim" calibrate --catalog "$src/scenarios/catalog" --roofline "$src/models/profiles/rtx4090-llama-3.1-8b-vllm0.19.yaml" "$src/models/profiles/rtxpro6000-llama-3.1-8b-vllm0.19-tp1.yaml" --format json
+check 'len(d["anchors"]) == 2 and len(d["leave_one_gpu_out"]) == 2 and all(0 < a["memory"] <= 1 and 0 < a["gemm"] <= 1 for a in d["anchors"])' calibrate-roofline
 doc trace-stats 0 "command source format requests input_length rate ideal_token_hit_rate_percent" -- "$kvsim" trace-stats "$sample" --format json
 check 'd["requests"] == 250 and d["format"] == "mooncake" and d["rate"][0]["requests"] > 0' trace-stats
 doc cache-curve 0 "command trace kind points infinite_token_hit_rate_percent" -- "$kvsim" cache-curve "$sample" --capacities 10,100,1000 --format json
