@@ -1,4 +1,6 @@
 // kvsim run and kvsim check-scenario: one scenario through the simulation façade.
+#include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -14,6 +16,7 @@
 #include "kvsim/io/atomic_file.hpp"
 #include "kvsim/io/sinks.hpp"
 #include "kvsim/io/summary.hpp"
+#include "kvsim/io/trace_events.hpp"
 #include "kvsim/scenario/simulation.hpp"
 
 namespace kvsim::cli {
@@ -27,12 +30,47 @@ struct RunOptions {
   std::string requests_out;
   std::string timeseries_out;
   std::string usage_out;
+  std::string trace_events_out;
+  std::string trace_events_window;
+  std::int64_t trace_events_max = io::TraceEventsOptions{}.max_events;
   std::optional<std::uint64_t> seed;
   double warmup_percent = 0;
   bool warmup_set = false;
 };
 
+// --trace-events-window FROM:TO and --trace-events-max N, checked before the run.
+io::TraceEventsOptions trace_events_options(const RunOptions& ro) {
+  io::TraceEventsOptions opt;
+  if (ro.trace_events_max < 1) {
+    throw InputError("", 0, 0, "--trace-events-max: must be at least 1, got " + std::to_string(ro.trace_events_max));
+  }
+  opt.max_events = ro.trace_events_max;
+  if (ro.trace_events_window.empty()) return opt;
+  const std::string& w = ro.trace_events_window;
+  const auto colon = w.find(':');
+  auto number = [&](const std::string& text, double& out) {
+    std::size_t used = 0;
+    try {
+      out = std::stod(text, &used);
+    } catch (const std::exception&) {
+      return false;
+    }
+    return used == text.size() && std::isfinite(out);
+  };
+  double from = 0;
+  double to = 0;
+  if (colon == std::string::npos || !number(w.substr(0, colon), from) || !number(w.substr(colon + 1), to)) {
+    throw InputError("", 0, 0, "--trace-events-window: expected FROM:TO in simulated seconds (e.g. 10:15), got '" + w + "'");
+  }
+  if (from < 0) throw InputError("", 0, 0, "--trace-events-window: FROM must be >= 0, got '" + w + "'");
+  if (from >= to) throw InputError("", 0, 0, "--trace-events-window: FROM must be less than TO, got '" + w + "'");
+  opt.window_from_s = from;
+  opt.window_to_s = to;
+  return opt;
+}
+
 int cmd_run(const RunOptions& ro, const CommonOptions& co) {
+  const io::TraceEventsOptions trace_opt = trace_events_options(ro);
   auto lo = load_options(co);
   if (!ro.trace.empty()) {
     const auto abs = std::filesystem::absolute(ro.trace).string();
@@ -75,7 +113,28 @@ int cmd_run(const RunOptions& ro, const CommonOptions& co) {
     usage = std::make_unique<io::UsageCsvWriter>(usage_file->stream());
     control.on_usage = [&usage](const io::UsageSample& u) { usage->write(u); };
   }
+  // The run as a timeline (docs/results.md "Timelines"), streamed as it happens.
+  std::unique_ptr<io::AtomicFile> te_file;
+  std::unique_ptr<io::TraceEventsWriter> te;
+  if (!ro.trace_events_out.empty()) {
+    te_file = std::make_unique<io::AtomicFile>(ro.trace_events_out);
+    te = std::make_unique<io::TraceEventsWriter>(te_file->stream(), sim.info(), trace_opt);
+    on_step = [&ts, &te](const io::StepRecord& r) {
+      if (ts) ts->write(r);
+      te->step(r);
+    };
+    control.on_request = [&te](const io::RequestEvent& e) { te->request(e); };
+    control.on_transfer = [&te](const io::TransferEvent& t) { te->transfer(t); };
+  }
   auto result = sim.run(on_step, on_record, control);
+  if (te_file) {
+    te->finish();
+    te_file->commit();
+    if (te->truncated()) {
+      std::cerr << "note: " << ro.trace_events_out << ": stopped at --trace-events-max " << ro.trace_events_max
+                << " events; the timeline is truncated\n";
+    }
+  }
   if (ts_file) ts_file->commit();
   if (usage_file) usage_file->commit();
   if (req_file) {
@@ -128,6 +187,16 @@ Command add_run(CLI::App& app, CommonOptions& common) {
                   "Write one CSV row per simulated second to FILE: KV bytes held on the GPUs and per "
                   "offload tier, and the busiest link's utilisation per link kind")
       ->type_name("FILE");
+  run->add_option("--trace-events-out", ro->trace_events_out,
+                  "Write the run's timeline to FILE in the Chrome trace-event format (Perfetto, "
+                  "chrome://tracing): engine steps, requests' phases, KV transfers")
+      ->type_name("FILE");
+  run->add_option("--trace-events-window", ro->trace_events_window,
+                  "Write only the timeline events that overlap simulated seconds FROM to TO")
+      ->type_name("FROM:TO");
+  run->add_option("--trace-events-max", ro->trace_events_max,
+                  "Stop writing the timeline after N events (default 2000000)")
+      ->type_name("N");
   run->add_option("--seed", ro->seed, "Root random seed (default: the scenario's seed)");
   run->add_option("--warmup-percent", ro->warmup_percent,
                   "Drop the first X% of requests (by start time) from the statistics, like the "
