@@ -154,5 +154,15 @@ check "calibrate: a bundle of two degrees writes one file per degree" $?
 [ $rc -eq 0 ] && grep -q "^mean (the roofline's defaults)" "$work/out" && grep -q "leave-one-GPU-out" "$work/out"
 check "calibrate --roofline: anchors of two GPUs, their mean, leave-one-GPU-out" $?
 
+# Timelines: a malformed --trace-events-window or a --trace-events-max of 0 -> exit 2 naming
+# the option, before anything runs.
+for w in 5 a:b 3:2 -1:2 4:4; do
+  "$kvsim" run "$example" --trace-events-out "$work/t.json" --trace-events-window "$w" >"$work/out" 2>"$work/err"; rc=$?
+  [ $rc -eq 2 ] && grep -q -- "--trace-events-window" "$work/err" && [ ! -e "$work/t.json" ]
+  check "run --trace-events-window $w -> exit 2 naming the option" $?
+done
+"$kvsim" run "$example" --trace-events-out "$work/t.json" --trace-events-max 0 >"$work/out" 2>"$work/err"; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--trace-events-max" "$work/err"; check "run --trace-events-max 0 -> exit 2 naming the option" $?
+
 echo "$pass passed, $failures failed"
 [ $failures -eq 0 ]
