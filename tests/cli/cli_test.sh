@@ -163,6 +163,10 @@ for w in 5 a:b 3:2 -1:2 4:4; do
 done
 "$kvsim" run "$example" --trace-events-out "$work/t.json" --trace-events-max 0 >"$work/out" 2>"$work/err"; rc=$?
 [ $rc -eq 2 ] && grep -q -- "--trace-events-max" "$work/err"; check "run --trace-events-max 0 -> exit 2 naming the option" $?
+"$kvsim" run "$example" --trace-events-out "$work/t.json" --trace-events-max 50 >"$work/out" 2>"$work/err"; rc=$?
+[ $rc -eq 0 ] && grep -q "timeline is truncated" "$work/err" &&
+  python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["otherData"]["truncated"] and len(j["traceEvents"]) <= 50' "$work/t.json"
+check "run --trace-events-max 50 -> a note on stderr, a valid file saying truncated" $?
 
 echo "$pass passed, $failures failed"
 [ $failures -eq 0 ]
