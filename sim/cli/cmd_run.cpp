@@ -1,5 +1,4 @@
 // kvsim run and kvsim check-scenario: one scenario through the simulation façade.
-#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -38,39 +37,8 @@ struct RunOptions {
   bool warmup_set = false;
 };
 
-// --trace-events-window FROM:TO and --trace-events-max N, checked before the run.
-io::TraceEventsOptions trace_events_options(const RunOptions& ro) {
-  io::TraceEventsOptions opt;
-  if (ro.trace_events_max < 1) {
-    throw InputError("", 0, 0, "--trace-events-max: must be at least 1, got " + std::to_string(ro.trace_events_max));
-  }
-  opt.max_events = ro.trace_events_max;
-  if (ro.trace_events_window.empty()) return opt;
-  const std::string& w = ro.trace_events_window;
-  const auto colon = w.find(':');
-  auto number = [&](const std::string& text, double& out) {
-    std::size_t used = 0;
-    try {
-      out = std::stod(text, &used);
-    } catch (const std::exception&) {
-      return false;
-    }
-    return used == text.size() && std::isfinite(out);
-  };
-  double from = 0;
-  double to = 0;
-  if (colon == std::string::npos || !number(w.substr(0, colon), from) || !number(w.substr(colon + 1), to)) {
-    throw InputError("", 0, 0, "--trace-events-window: expected FROM:TO in simulated seconds (e.g. 10:15), got '" + w + "'");
-  }
-  if (from < 0) throw InputError("", 0, 0, "--trace-events-window: FROM must be >= 0, got '" + w + "'");
-  if (from >= to) throw InputError("", 0, 0, "--trace-events-window: FROM must be less than TO, got '" + w + "'");
-  opt.window_from_s = from;
-  opt.window_to_s = to;
-  return opt;
-}
-
 int cmd_run(const RunOptions& ro, const CommonOptions& co) {
-  const io::TraceEventsOptions trace_opt = trace_events_options(ro);
+  const auto trace_opt = io::trace_events_options(ro.trace_events_window, ro.trace_events_max);
   auto lo = load_options(co);
   if (!ro.trace.empty()) {
     const auto abs = std::filesystem::absolute(ro.trace).string();

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <exception>
+#include <string>
 
+#include "kvsim/core/error.hpp"
 #include "kvsim/core/json_string.hpp"
 
 namespace kvsim::io {
@@ -53,6 +56,36 @@ const char* direction_of(std::string_view kind) {
 }
 
 }  // namespace
+
+TraceEventsOptions trace_events_options(const std::string& window, std::int64_t max_events) {
+  TraceEventsOptions opt;
+  if (max_events < 1) {
+    throw InputError("", 0, 0, "--trace-events-max: must be at least 1, got " + std::to_string(max_events));
+  }
+  opt.max_events = max_events;
+  if (window.empty()) return opt;
+  auto number = [](const std::string& text, double& out) {
+    std::size_t used = 0;
+    try {
+      out = std::stod(text, &used);
+    } catch (const std::exception&) {
+      return false;
+    }
+    return used == text.size() && std::isfinite(out);
+  };
+  const auto colon = window.find(':');
+  double from = 0;
+  double to = 0;
+  if (colon == std::string::npos || !number(window.substr(0, colon), from) || !number(window.substr(colon + 1), to)) {
+    throw InputError("", 0, 0,
+                     "--trace-events-window: expected FROM:TO in simulated seconds (e.g. 10:15), got '" + window + "'");
+  }
+  if (from < 0) throw InputError("", 0, 0, "--trace-events-window: FROM must be >= 0, got '" + window + "'");
+  if (from >= to) throw InputError("", 0, 0, "--trace-events-window: FROM must be less than TO, got '" + window + "'");
+  opt.window_from_s = from;
+  opt.window_to_s = to;
+  return opt;
+}
 
 TraceEventsWriter::TraceEventsWriter(std::ostream& os, const RunInfo& info, TraceEventsOptions options)
     : os_(os), info_(info), opt_(options) {

@@ -73,6 +73,11 @@ struct TraceEventsOptions {
   std::int64_t max_events = 2'000'000;
 };
 
+// The options from the command line's --trace-events-window FROM:TO (simulated seconds,
+// 0 <= FROM < TO; empty: no window) and --trace-events-max N (N >= 1). Throws InputError naming
+// the option otherwise.
+TraceEventsOptions trace_events_options(const std::string& window, std::int64_t max_events);
+
 class TraceEventsWriter {
  public:
   static constexpr int kSchemaVersion = 1;
