@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <iomanip>
@@ -18,6 +19,7 @@
 #include "kvsim/io/atomic_file.hpp"
 #include "kvsim/io/sinks.hpp"
 #include "kvsim/io/summary.hpp"
+#include "kvsim/io/trace_events.hpp"
 #include "kvsim/scenario/simulation.hpp"
 #include "trace_options.hpp"
 
@@ -32,6 +34,9 @@ struct RunOptions {
   std::string requests_out;
   std::string timeseries_out;
   std::string usage_out;
+  std::string trace_events_out;
+  std::string trace_events_window;
+  std::int64_t trace_events_max = io::TraceEventsOptions{}.max_events;
   std::optional<std::uint64_t> seed;
   double warmup_percent = 0;
   bool warmup_set = false;
@@ -78,6 +83,7 @@ class ProgressLine {
 };
 
 int cmd_run(const RunOptions& ro, const CommonOptions& co) {
+  const auto trace_opt = io::trace_events_options(ro.trace_events_window, ro.trace_events_max);
   auto lo = load_options(co);
   if (!ro.trace.empty()) {
     if (is_stdin_path(ro.trace) && is_stdin_path(ro.scenario))
@@ -126,6 +132,19 @@ int cmd_run(const RunOptions& ro, const CommonOptions& co) {
     usage = std::make_unique<io::UsageCsvWriter>(usage_file->stream());
     control.on_usage = [&usage](const io::UsageSample& u) { usage->write(u); };
   }
+  // The run as a timeline (docs/results.md "Timelines"), streamed as it happens.
+  std::unique_ptr<io::AtomicFile> te_file;
+  std::unique_ptr<io::TraceEventsWriter> te;
+  if (!ro.trace_events_out.empty()) {
+    te_file = std::make_unique<io::AtomicFile>(ro.trace_events_out);
+    te = std::make_unique<io::TraceEventsWriter>(te_file->stream(), sim.info(), trace_opt);
+    on_step = [&ts, &te](const io::StepRecord& r) {
+      if (ts) ts->write(r);
+      te->step(r);
+    };
+    control.on_request = [&te](const io::RequestEvent& e) { te->request(e); };
+    control.on_transfer = [&te](const io::TransferEvent& t) { te->transfer(t); };
+  }
   // Progress on a terminal only: quiet when stderr is piped or redirected, or with --quiet.
   std::optional<ProgressLine> progress;
   if (!ro.quiet && isatty(STDERR_FILENO) == 1) {
@@ -134,6 +153,14 @@ int cmd_run(const RunOptions& ro, const CommonOptions& co) {
   }
   auto result = sim.run(on_step, on_record, control);
   if (progress) progress->clear();
+  if (te_file) {
+    te->finish();
+    te_file->commit();
+    if (te->truncated()) {
+      std::cerr << "note: " << ro.trace_events_out << ": stopped at --trace-events-max " << ro.trace_events_max
+                << " events; the timeline is truncated\n";
+    }
+  }
   if (ts_file) ts_file->commit();
   if (usage_file) usage_file->commit();
   if (req_file) {
@@ -194,6 +221,16 @@ Command add_run(CLI::App& app, CommonOptions& common) {
                   "Write one CSV row per simulated second to FILE: KV bytes held on the GPUs and per "
                   "offload tier, and the busiest link's utilisation per link kind")
       ->type_name("FILE");
+  run->add_option("--trace-events-out", ro->trace_events_out,
+                  "Write the run's timeline to FILE in the Chrome trace-event format (Perfetto, "
+                  "chrome://tracing): engine steps, requests' phases, KV transfers")
+      ->type_name("FILE");
+  run->add_option("--trace-events-window", ro->trace_events_window,
+                  "Write only the timeline events that overlap simulated seconds FROM to TO")
+      ->type_name("FROM:TO");
+  run->add_option("--trace-events-max", ro->trace_events_max,
+                  "Stop writing the timeline after N events (default 2000000)")
+      ->type_name("N");
   run->add_option("--seed", ro->seed, "Root random seed (default: the scenario's seed)");
   run->add_option("--warmup-percent", ro->warmup_percent,
                   "Drop the first X% of requests (by start time) from the statistics, like the "

@@ -91,6 +91,7 @@ void Engine::preempt(Slot s) {
   ++r.preemptions;
   ++counters_.preemptions;
   waiting_.push_front(s);
+  note(r.id, RequestEventKind::kPreempted, now_);
 }
 
 void Engine::schedule_pass(Plan& plan) {
@@ -205,6 +206,7 @@ void Engine::schedule_waiting(Plan& plan, std::int64_t& budget) {
         r.status = RequestStatus::kRunning;
         plan.items.push_back(Item{s, n, false});
         plan.sync_loads.push_back(SyncLoad{s, hit_tokens, *external});
+        note(r.id, RequestEventKind::kScheduled, now_);
         budget -= n;
         continue;
       }
@@ -227,7 +229,8 @@ void Engine::schedule_waiting(Plan& plan, std::int64_t& budget) {
         r.external_tokens = *external;
         counters_.external_hit_tokens += *external;
         ++counters_.external_loads;
-        connector_->start_load(r, hit_tokens, *external, now_);
+        const int transfers = connector_->start_load(r, hit_tokens, *external, now_);
+        note(r.id, RequestEventKind::kLoadStarted, now_, transfers);
         left_waiting(r);
         waiting_.pop_front();
         skipped_.push_back(s);
@@ -252,6 +255,7 @@ void Engine::schedule_waiting(Plan& plan, std::int64_t& budget) {
     r.num_computed += hit_tokens;
     r.status = RequestStatus::kRunning;
     plan.items.push_back(Item{s, n, false});
+    note(r.id, RequestEventKind::kScheduled, now_);
     budget -= n;
   }
   // Skipped requests go back to the head of the queue in their order.
@@ -260,7 +264,9 @@ void Engine::schedule_waiting(Plan& plan, std::int64_t& budget) {
 
 void Engine::begin_current(SimTime now) {
   for (const SyncLoad& l : plans_.front().sync_loads) {
-    sync_outstanding_ += connector_->start_load(req(l.slot), l.first_token, l.tokens, now);
+    const int transfers = connector_->start_load(req(l.slot), l.first_token, l.tokens, now);
+    sync_outstanding_ += transfers;
+    note(req(l.slot).id, RequestEventKind::kLoadStarted, now, transfers);
   }
 }
 
@@ -299,6 +305,7 @@ void Engine::admit_loaded_behind_head(Plan& plan, std::int64_t& budget) {
     r.status = RequestStatus::kRunning;
     running_.push_back(*it);
     plan.items.push_back(Item{*it, n, false});
+    note(r.id, RequestEventKind::kScheduled, now_);
     budget -= n;
     it = waiting_.erase(it);
   }

@@ -55,6 +55,21 @@ struct StepStats {
   models::StepBreakdown breakdown;
 };
 
+// What happens to a request inside the engine, for timelines (Simulation's
+// RunControl::on_request). `transfers`: for kLoadStarted the connector transfers started (the
+// load ends when as many kLoadDone have followed); 0 otherwise.
+enum class RequestEventKind : std::uint8_t {
+  kScheduled,    // left the waiting queue into the running queue (first time or resumed)
+  kPreempted,    // freed its KV and went back to the waiting queue (recompute)
+  kLoadStarted,  // the connector started loading its KV from the offload tiers
+  kLoadDone,     // one of those transfers ended
+};
+class RequestObserver {
+ public:
+  virtual ~RequestObserver() = default;
+  virtual void on_request_event(std::uint64_t id, RequestEventKind kind, SimTime now, int transfers) = 0;
+};
+
 // Engine-wide counters (vLLM's Prometheus counters of the same names).
 struct EngineCounters {
   std::int64_t prefix_cache_queries = 0;  // tokens looked up by requests scheduled the first time
@@ -88,6 +103,13 @@ class Engine {
     return prompt_tokens + max_output_tokens > max_model_len_ || prompt_tokens < 1;
   }
 
+  // Attaches an observer of request events (timelines); nullptr for none, which costs one
+  // pointer test where an event would be reported.
+  void set_observer(RequestObserver* observer) { observer_ = observer; }
+  // Reports a request event to the observer, if any (the connector reports kLoadDone).
+  void note(std::uint64_t id, RequestEventKind kind, SimTime now, int transfers = 0) {
+    if (observer_ != nullptr) observer_->on_request_event(id, kind, now, transfers);
+  }
   // Attaches a KV connector (offload tiers); nullptr for none.
   void set_connector(ConnectorHooks* connector) { connector_ = connector; }
   // Calls f(hash) for every block hash the engine holds: its requests' and its prefix cache's.
@@ -301,6 +323,7 @@ class Engine {
   std::vector<Slot> free_slots_;
   std::unordered_map<std::uint64_t, Slot> slot_of_;  // request id -> slot, while in the engine
   ConnectorHooks* connector_ = nullptr;
+  RequestObserver* observer_ = nullptr;
   std::vector<Slot> skipped_;
   SimTime now_ = 0;  // time of the schedule pass in progress
   int sync_outstanding_ = 0;  // synchronous connector transfers the step in flight waits for  // waiting requests passed over in this pass (loads in flight)

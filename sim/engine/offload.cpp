@@ -18,6 +18,8 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
 
   bool synchronous() const override { return sys_.kind_ == Kind::kLmcache; }
   Engine& engine() const { return engine_; }
+  // The OffloadSystem index of the tier at stack position `pos`.
+  int tier_index(int pos) const { return paths_[static_cast<std::size_t>(pos)].tier; }
   // In OffloadSystem::deferred_: a match answered "ask again later" since the last wake.
   bool deferred_wake_ = false;
 
@@ -252,7 +254,8 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
       case Op::Kind::kLoad: {
         for_each_prefetched(tier, op.hashes, [&tier](std::uint64_t h) { tier.unpin(h); });
         sys_.unpinned_ = true;
-        promote(op);
+        promote(op, now);
+        engine_.note(op.request, RequestEventKind::kLoadDone, now);
         if (synchronous()) {
           engine_.sync_transfer_done();
           return &engine_;
@@ -291,7 +294,7 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
   // A load from a lower tier streamed through host memory; where the stack's first tier is that
   // host's DRAM, the chunks stay there (vLLM stages lower tiers through its CPU tier; LMCache
   // writes remote hits to its local CPU backend), so the next request finds them one tier up.
-  void promote(const Op& op) {
+  void promote(const Op& op, SimTime now) {
     if (op.stack_pos == 0 || !first_tier_is_host_) return;
     KvTier& top = tier_at(0);
     std::int64_t n = 0;
@@ -303,6 +306,17 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
     sys_.reports_[static_cast<std::size_t>(paths_[0].tier)].bytes_written +=
         sys_.block_bytes_ * (n * sys_.chunk_blocks_);
     sys_.reports_[static_cast<std::size_t>(paths_[0].tier)].promoted_chunks += n;
+    if (sys_.observer_ && n > 0) {
+      TransferRecord t;
+      t.kind = TransferRecord::Kind::kPromote;
+      t.engine = &engine_;
+      t.request = op.request;
+      t.tier = paths_[0].tier;
+      t.bytes = sys_.block_bytes_ * (n * sys_.chunk_blocks_);
+      t.start = now;
+      t.end = now;
+      sys_.observer_(t);
+    }
   }
 
   void drop_lookup_pins(std::uint64_t id) {
@@ -397,6 +411,9 @@ ConnectorHooks& OffloadSystem::attach(Engine& engine, std::vector<TierPath> path
 std::uint64_t OffloadSystem::start(Op op, SimTime now, const hw::Route& route, Bytes bytes, SimTime latency,
                                    const std::vector<hw::ResourceId>& resources) {
   const std::uint64_t tag = next_tag_++;
+  op.started = now;
+  op.bytes = bytes;
+  op.route = &route;
   hw::TransferOptions opts;
   opts.extra_latency = latency;
   opts.resources = resources;
@@ -412,6 +429,7 @@ Engine* OffloadSystem::on_transfer_done(std::uint64_t tag, SimTime now, std::vec
   Op op = std::move(it->second);
   ops_.erase(it);
   unpinned_ = false;
+  if (observer_) observe(op, now);
   Engine* woken = op.conn->done(op, now);
   // A load unpinned chunks: every engine whose match was deferred on a pinned chunk asks again
   // (an idle engine would otherwise wait for an event that never comes).
@@ -423,6 +441,24 @@ Engine* OffloadSystem::on_transfer_done(std::uint64_t tag, SimTime now, std::vec
     deferred_.clear();
   }
   return woken;
+}
+
+void OffloadSystem::observe(const Op& op, SimTime now) const {
+  TransferRecord t;
+  t.engine = &op.conn->engine();
+  t.request = op.request;
+  t.bytes = op.bytes;
+  t.start = op.started;
+  t.end = now;
+  t.route = op.route;
+  // The tier the bytes count against, as start_load(), store() and cascade() count them.
+  t.tier = op.conn->tier_index(op.stack_pos);
+  switch (op.kind) {
+    case Op::Kind::kLoad: t.kind = TransferRecord::Kind::kLoad; break;
+    case Op::Kind::kStore: t.kind = TransferRecord::Kind::kStore; break;
+    case Op::Kind::kCascade: t.kind = TransferRecord::Kind::kCascade; break;
+  }
+  observer_(t);
 }
 
 std::vector<TierReport> OffloadSystem::report() const {

@@ -15,6 +15,7 @@
 //   request stay allocated until its first-tier stores finished.
 // Units: bytes, SimTime nanoseconds.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -60,6 +61,22 @@ struct TierReport {
   TierStats stats;
 };
 
+// One finished KV transfer, for timelines (OffloadSystem::set_transfer_observer). A promotion
+// moves no data of its own (the chunks a load streamed through host memory stay there): it has
+// no route and takes no time. `tier` is the tier the bytes count against in TierReport: the
+// source of a load (bytes_read), the destination of a store, cascade or promotion
+// (bytes_written).
+struct TransferRecord {
+  enum class Kind : std::uint8_t { kLoad, kStore, kCascade, kPromote } kind = Kind::kLoad;
+  const Engine* engine = nullptr;  // whose connector moved it
+  std::uint64_t request = 0;       // the request whose blocks moved
+  int tier = 0;                    // index in OffloadSystem
+  Bytes bytes{0};
+  SimTime start = 0;
+  SimTime end = 0;
+  const hw::Route* route = nullptr;  // links crossed (null for a promotion)
+};
+
 class OffloadSystem {
  public:
   // How the connector behaves: vLLM's native OffloadingConnector (per block, asynchronous
@@ -86,6 +103,11 @@ class OffloadSystem {
   Engine* on_transfer_done(std::uint64_t tag, SimTime now, std::vector<Engine*>& retry);
   bool owns(std::uint64_t tag) const { return ops_.count(tag) != 0; }
 
+  // Sees every transfer as it finishes, and every promotion; unset, nothing is recorded.
+  using TransferObserver = std::function<void(const TransferRecord&)>;
+  void set_transfer_observer(TransferObserver observer) { observer_ = std::move(observer); }
+  const std::string& tier_name(int i) const { return reports_[static_cast<std::size_t>(i)].name; }
+
   std::vector<TierReport> report() const;
   // Calls f(key) for every chunk key held: in the tiers and in transfers in flight.
   template <class F>
@@ -105,7 +127,12 @@ class OffloadSystem {
     std::uint64_t request;
     int stack_pos;                       // position in the engine's tier stack
     std::vector<std::uint64_t> hashes;   // chunks moved
+    // For the transfer observer: when it started, what it carries, which way.
+    SimTime started = 0;
+    Bytes bytes{0};
+    const hw::Route* route = nullptr;
   };
+  void observe(const Op& op, SimTime now) const;
   std::uint64_t start(Op op, SimTime now, const hw::Route& route, Bytes bytes, SimTime latency,
                       const std::vector<hw::ResourceId>& resources);
 
@@ -123,6 +150,7 @@ class OffloadSystem {
   std::uint64_t next_tag_ = 1;
   std::vector<EngineConnector*> deferred_;  // matches deferred on a pinned chunk, to wake
   bool unpinned_ = false;                   // the op being finished unpinned chunks
+  TransferObserver observer_;
 };
 
 }  // namespace kvsim::engine

@@ -111,6 +111,36 @@ struct Simulation::Impl : workload::WorkloadContext {
   std::vector<std::int64_t> last_link_bytes;       // per link direction at last_sample
   std::vector<std::vector<int>> tier_instances;    // per scenario tier: its OffloadSystem tiers
   void take_sample(SimTime t);
+  // Timelines (RunControl::on_request, on_transfer); null without them.
+  const RequestEventCallback* on_request = nullptr;
+  void note_request(io::RequestEvent::Kind kind, std::uint64_t id, int server, SimTime t, int transfers = 0) {
+    io::RequestEvent ev;
+    ev.kind = kind;
+    ev.request_id = id;
+    ev.server = server;
+    ev.time_ns = t;
+    ev.transfers = transfers;
+    (*on_request)(ev);
+  }
+  // Each engine's request events, relayed to on_request with the engine's index.
+  struct EngineObserver : engine::RequestObserver {
+    Impl* impl = nullptr;
+    int server = 0;
+    void on_request_event(std::uint64_t id, engine::RequestEventKind kind, SimTime now, int transfers) override {
+      using K = io::RequestEvent::Kind;
+      K k = K::kScheduled;
+      switch (kind) {
+        case engine::RequestEventKind::kScheduled: k = K::kScheduled; break;
+        case engine::RequestEventKind::kPreempted: k = K::kPreempted; break;
+        case engine::RequestEventKind::kLoadStarted: k = K::kLoadStarted; break;
+        case engine::RequestEventKind::kLoadDone: k = K::kLoadDone; break;
+      }
+      impl->note_request(k, id, server, now, transfers);
+    }
+  };
+  std::vector<EngineObserver> engine_observers;
+  std::vector<io::TransferEvent::Hop> hop_scratch;
+  void relay_transfer(const engine::TransferRecord& t, const TransferCallback& cb);
 
   explicit Impl(const Scenario& s, std::unique_ptr<workload::Driver> custom_driver = nullptr);
 
@@ -478,6 +508,7 @@ std::uint64_t Simulation::Impl::submit(workload::RequestSpec spec) {
   f.spec = std::move(spec);
   in_flight.emplace(id, std::move(f));
 
+  if (on_request != nullptr) note_request(io::RequestEvent::Kind::kArrived, id, server, clock);
   auto& eng = *engines[static_cast<std::size_t>(server)];
   eng.add_request(std::move(r), clock);
   // Rejected at arrival: the error reaches the client as an event, after submit() returned.
@@ -518,6 +549,7 @@ void Simulation::Impl::handle_step_end(int e) {
     auto it = in_flight.find(ft.id);
     KVSIM_ASSERT(it != in_flight.end(), "first token of an unknown request");
     it->second.first_token = ft.time + latency;
+    if (on_request != nullptr) note_request(io::RequestEvent::Kind::kFirstToken, ft.id, e, ft.time + latency);
   }
   for (const auto& done : eng.take_finished()) {
     finished_by_id.emplace(done.id, done);
@@ -549,6 +581,9 @@ void Simulation::Impl::complete(const engine::FinishedRequest& f, int server) {
   KVSIM_ASSERT(it != in_flight.end(), "completion of an unknown request");
   InFlight fl = std::move(it->second);
   in_flight.erase(it);
+  if (on_request != nullptr) {
+    note_request(f.ok ? io::RequestEvent::Kind::kFinished : io::RequestEvent::Kind::kRejected, f.id, server, clock);
+  }
   workload::Completion c;
   c.request_id = f.id;
   c.ok = f.ok;
@@ -782,6 +817,29 @@ void Simulation::Impl::build_offload() {
     }
     offload->attach(*engines[e], std::move(paths), std::move(cascades));
   }
+}
+
+void Simulation::Impl::relay_transfer(const engine::TransferRecord& t, const TransferCallback& cb) {
+  using K = engine::TransferRecord::Kind;
+  io::TransferEvent ev;
+  ev.kind = t.kind == K::kLoad ? "load" : t.kind == K::kStore ? "store" : t.kind == K::kCascade ? "cascade" : "promote";
+  ev.request_id = t.request;
+  ev.server = engine_index.at(t.engine);
+  ev.tier = offload->tier_name(t.tier);
+  // Tier instances are named <host>/<kind>, or remote (build_offload).
+  const auto slash = ev.tier.rfind('/');
+  ev.tier_kind = slash == std::string_view::npos ? ev.tier : ev.tier.substr(slash + 1);
+  ev.bytes = t.bytes.value;
+  ev.start_ns = t.start;
+  ev.end_ns = t.end;
+  hop_scratch.clear();
+  if (t.route != nullptr) {
+    for (const hw::Hop& h : *t.route) {
+      hop_scratch.push_back(io::TransferEvent::Hop{topology->link(h.link).name, link_kind(*topology, h.link), h.forward});
+    }
+  }
+  ev.hops = hop_scratch;
+  cb(ev);
 }
 
 void Simulation::Impl::report_offload() {
@@ -1032,6 +1090,20 @@ RunResult Simulation::run(const StepCallback& on_step, const RecordCallback& on_
   impl_->on_step = &on_step;
   impl_->on_record = &on_record;
   impl_->control = &control;
+  if (control.on_request) {
+    impl_->on_request = &control.on_request;
+    impl_->engine_observers.resize(impl_->engines.size());
+    for (std::size_t e = 0; e < impl_->engines.size(); ++e) {
+      impl_->engine_observers[e].impl = impl_.get();
+      impl_->engine_observers[e].server = static_cast<int>(e);
+      impl_->engines[e]->set_observer(&impl_->engine_observers[e]);
+    }
+  }
+  if (control.on_transfer && impl_->offload) {
+    Impl* impl = impl_.get();
+    const TransferCallback* cb = &control.on_transfer;
+    impl_->offload->set_transfer_observer([impl, cb](const engine::TransferRecord& t) { impl->relay_transfer(t, *cb); });
+  }
   if (control.on_usage) {
     if (!(control.usage_interval_s > 0)) throw InputError("", 0, 0, "usage sampling interval must be > 0 s");
     impl_->sample_interval = std::max<SimTime>(1, from_seconds(control.usage_interval_s));

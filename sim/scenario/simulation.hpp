@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kvsim/io/results.hpp"
+#include "kvsim/io/trace_events.hpp"
 #include "kvsim/scenario/scenario.hpp"
 
 namespace kvsim::workload {
@@ -32,12 +33,20 @@ using StepCallback = std::function<void(const io::StepRecord&)>;
 using RecordCallback = std::function<void(const io::RequestRecord&)>;
 // Sees the KV held per tier and the link load at the end of every sampling interval.
 using UsageCallback = std::function<void(const io::UsageSample&)>;
+// See what happens to each request (arrival, scheduling, loads, preemptions, first token, end)
+// and each KV transfer as it ends: a run's timeline (io::TraceEventsWriter).
+using RequestEventCallback = std::function<void(const io::RequestEvent&)>;
+using TransferCallback = std::function<void(const io::TransferEvent&)>;
 
 // What a caller may add to a run without changing any of its results.
 // - on_usage: a sample at every multiple of usage_interval_s of simulated time, and one at the
 //   run's end. Samples are taken lazily, when the event loop first passes the boundary, from
 //   the state as it stands (every event at or before the boundary done): no event is added.
 //   Without on_usage the run pays nothing.
+// - on_request: every request event, in simulated-time order per request; on_transfer: every
+//   KV transfer of the offload tiers as it ends (and every promotion into host DRAM). The
+//   engines and the offload system report them only when these are set: without them the run
+//   pays a pointer test per event, and with them its results are the same.
 // - stop: checked every few thousand events; a stop request ends the run with RunCancelled.
 // - on_progress: called every few thousand events with how far the run has come (for a
 //   progress display); it sees state, never changes it.
@@ -49,6 +58,8 @@ using ProgressCallback = std::function<void(const RunProgress&)>;
 struct RunControl {
   UsageCallback on_usage;
   double usage_interval_s = 1.0;  // simulated seconds, > 0
+  RequestEventCallback on_request;
+  TransferCallback on_transfer;
   std::stop_token stop;
   ProgressCallback on_progress;
 };

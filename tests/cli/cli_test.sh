@@ -154,5 +154,19 @@ check "calibrate: a bundle of two degrees writes one file per degree" $?
 [ $rc -eq 0 ] && grep -q "^mean (the roofline's defaults)" "$work/out" && grep -q "leave-one-GPU-out" "$work/out"
 check "calibrate --roofline: anchors of two GPUs, their mean, leave-one-GPU-out" $?
 
+# Timelines: a malformed --trace-events-window or a --trace-events-max of 0 -> exit 2 naming
+# the option, before anything runs.
+for w in 5 a:b 3:2 -1:2 4:4; do
+  "$kvsim" run "$example" --trace-events-out "$work/timeline.json" --trace-events-window "$w" >"$work/out" 2>"$work/err"; rc=$?
+  [ $rc -eq 2 ] && grep -q -- "--trace-events-window" "$work/err" && [ ! -e "$work/timeline.json" ]
+  check "run --trace-events-window $w -> exit 2 naming the option" $?
+done
+"$kvsim" run "$example" --trace-events-out "$work/timeline.json" --trace-events-max 0 >"$work/out" 2>"$work/err"; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--trace-events-max" "$work/err"; check "run --trace-events-max 0 -> exit 2 naming the option" $?
+"$kvsim" run "$example" --trace-events-out "$work/timeline.json" --trace-events-max 50 >"$work/out" 2>"$work/err"; rc=$?
+[ $rc -eq 0 ] && grep -q "timeline is truncated" "$work/err" &&
+  python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["otherData"]["truncated"] and len(j["traceEvents"]) <= 50' "$work/timeline.json"
+check "run --trace-events-max 50 -> a note on stderr, a valid file saying truncated" $?
+
 echo "$pass passed, $failures failed"
 [ $failures -eq 0 ]
