@@ -110,10 +110,17 @@ def _sets(set):
     return ["%s=%s" % (path, _set_value(value)) for path, value in set.items()]
 
 
+def _json_path(value):
+    """json.dumps' fallback: a path (os.PathLike) as its text; anything else is not JSON."""
+    if isinstance(value, _os.PathLike):
+        return _os.fsdecode(_os.fspath(value))
+    raise TypeError("scenario: %s is not a JSON value" % type(value).__name__)
+
+
 def _source(scenario):
     """The scenario as the binding takes it: a file's path, or YAML text read from the current folder."""
     if isinstance(scenario, dict):
-        return {"text": _json.dumps(scenario), "display_name": "<dict>", "base_dir": _os.getcwd()}
+        return {"text": _json.dumps(scenario, default=_json_path), "display_name": "<dict>", "base_dir": _os.getcwd()}
     if isinstance(scenario, str) and ("\n" in scenario or scenario.lstrip().startswith("{")):
         return {"text": scenario, "display_name": "<string>", "base_dir": _os.getcwd()}
     if isinstance(scenario, (str, _os.PathLike)):
@@ -145,7 +152,8 @@ def run(scenario, set=None, seed=None, trace=None, warmup_percent=None, catalog_
 
     Returns a :class:`Result`: ``summary, requests = kvsim.run(...)``; ``summary`` holds the
     numbers of ``kvsim run --format json`` and ``requests`` the records of ``--requests-out``.
-    Raises InputError on bad input.
+    Nothing is written to files: a scenario's output.requests_out and output.timeseries_out are
+    not used. Raises InputError on bad input.
     """
     summary, requests, notes = _kvsim.run(_source(scenario), _sets(set), _seed(seed), _path(trace, "trace"),
                                           warmup_percent, _path(catalog_dir, "catalog_dir"))
