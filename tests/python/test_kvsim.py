@@ -12,6 +12,7 @@ import pathlib
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -177,25 +178,46 @@ def test_a_yaml_string_names_itself_in_diagnostics():
 
 
 def test_run_releases_the_gil():
-    # A Python thread counts while the simulation runs in C++; holding the GIL would stop it.
-    count = 0
+    # A Python thread notes the longest time it went without running while a simulation ran in
+    # C++. Holding the GIL would stop it for the whole run; released, it runs on, stopped only
+    # for a switch interval at the call's start and end.
+    longest = 0.0
+    running = threading.Event()
     stop = threading.Event()
 
-    def counter():
-        nonlocal count
+    def watcher():
+        nonlocal longest
+        last = time.perf_counter()
         while not stop.is_set():
-            count += 1
+            now = time.perf_counter()
+            longest = max(longest, now - last)
+            last = now
+            running.set()
 
-    t = threading.Thread(target=counter)
+    old_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)
+    t = threading.Thread(target=watcher)
     t.start()
     try:
-        before = count
-        kvsim._kvsim.run({"path": str(SMALL)}, [], None, "", None, "")
-        during = count - before
+        running.wait()
+        # A run long enough to tell from scheduling noise: more conversations in a fast build.
+        for conversations in (24, 240, 2400):
+            time.sleep(0.01)
+            longest = 0.0
+            start = time.perf_counter()
+            kvsim._kvsim.run({"path": str(SMALL)}, ["workload.generation.num_conversations=%d" % conversations],
+                             None, "", None, "")
+            took = time.perf_counter() - start
+            time.sleep(0.01)  # the watcher notes its last gap
+            gap = longest
+            if took >= 0.05:
+                break
     finally:
         stop.set()
         t.join()
-    assert during > 1000
+        sys.setswitchinterval(old_interval)
+    assert took >= 0.05
+    assert gap < took / 2, "a Python thread stood still %.3f s of a %.3f s run" % (gap, took)
 
 
 def test_compare_rows():
