@@ -181,8 +181,9 @@ def compare(scenario, variants=None, set=None, seed=None, catalog_dir=None):
         sources = [_source(scenario)]
     if isinstance(variants, str):
         variants = [variants]
-    rows = _kvsim.compare(sources, list(variants or []), _sets(set), _seed(seed), _path(catalog_dir, "catalog_dir"))
-    return _table(_json.loads(rows))
+    doc = _kvsim.compare(sources, list(variants or []), _sets(set), _seed(seed), _path(catalog_dir, "catalog_dir"))
+    # `kvsim compare --format json`'s document: its rows are under "variants".
+    return _table(_json.loads(doc)["variants"])
 
 
 def check_scenario(scenario, set=None, catalog_dir=None):

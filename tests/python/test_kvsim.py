@@ -227,7 +227,7 @@ def test_compare_rows():
     assert [r["variant"] for r in rows] == ["small", "large"]
     expected = json.loads(cli("compare", SMALL, "--format", "json", "--variant",
                               "small: engine.num_gpu_blocks_override=600", "--variant",
-                              "large: engine.num_gpu_blocks_override=2400"))
+                              "large: engine.num_gpu_blocks_override=2400"))["variants"]
     assert rows == expected
 
 
@@ -248,7 +248,7 @@ def test_check_scenario_of_the_seed_deployment():
 def test_cache_curve_rows_match_the_cli():
     rows = kvsim.cache_curve(TRACE, capacities=[10, "100", 1000])
     rows = records(rows)
-    expected = json.loads(cli("cache-curve", TRACE, "--capacities", "10,100,1000", "--format", "json"))
+    expected = json.loads(cli("cache-curve", TRACE, "--capacities", "10,100,1000", "--format", "json"))["points"]
     assert [r["capacity_blocks"] for r in rows] == [10, 100, 1000]
     assert len(rows) == len(expected)
     for got, want in zip(rows, expected):
