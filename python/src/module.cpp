@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "kvsim/analysis/cache_curve.hpp"
+#include "kvsim/analysis/cache_options.hpp"
 #include "kvsim/core/error.hpp"
 #include "kvsim/io/comparison.hpp"
 #include "kvsim/io/sinks.hpp"
@@ -169,63 +170,7 @@ CheckOutput check_scenario(const Source& src, const std::vector<std::string>& se
 }
 
 // ---- cache-curve --------------------------------------------------------------------------
-// Repeats sim/cli/cmd_cache_curve.cpp's option handling (default capacities, capacity units,
-// tier items, the JSON rows' fields), which lives in that file rather than a library.
-
-std::vector<std::int64_t> default_capacities() {
-  // 20 points from 354 to 256,000 blocks, a factor of sqrt(2) apart (1000 * 2^(k/2) rounded).
-  std::vector<std::int64_t> out;
-  for (int k = -3; k <= 16; ++k) out.push_back(std::llround(1000.0 * std::pow(2.0, k / 2.0)));
-  return out;
-}
-
-engine::EvictionPolicy parse_policy(const std::string& s, const std::string& where) {
-  if (s == "lru") return engine::EvictionPolicy::kLru;
-  if (s == "arc") return engine::EvictionPolicy::kArc;
-  throw InputError("", 0, 0, where + ": unknown policy '" + s + "' (lru or arc)");
-}
-
-const char* policy_name(engine::EvictionPolicy p) { return p == engine::EvictionPolicy::kArc ? "arc" : "lru"; }
-
-// A capacity: a block count ("4000"), tokens ("2Mtok") or bytes of the model's KV ("64GiB"), in
-// whole hash blocks (rounded down, at least one).
-std::int64_t capacity_blocks(const std::string& text, const std::string& where, int block_tokens,
-                             double bytes_per_token) {
-  constexpr double kMaxBlocks = 9007199254740992.0;  // 2^53: exact in a double
-  const auto b = text.find_first_not_of(' ');
-  const auto e = text.find_last_not_of(' ');
-  const std::string t = b == std::string::npos ? "" : text.substr(b, e - b + 1);
-  if (t.empty()) throw InputError("", 0, 0, where + ": empty capacity");
-  std::size_t pos = 0;
-  double value = 0;
-  try {
-    value = std::stod(t, &pos);
-  } catch (const std::exception&) {
-    throw InputError("", 0, 0, where + ": '" + t + "' is not a capacity (blocks, e.g. 4000; tokens, e.g. "
-                                                 "2Mtok; or bytes, e.g. 64GiB)");
-  }
-  const std::string unit = t.substr(pos);
-  double tokens = 0;
-  if (unit.empty()) {
-    if (value != std::floor(value)) throw InputError("", 0, 0, where + ": a block count must be whole: '" + t + "'");
-    tokens = value * block_tokens;
-  } else if (unit == "tok" || unit == "ktok" || unit == "Mtok") {
-    tokens = value * (unit == "tok" ? 1.0 : unit == "ktok" ? 1e3 : 1e6);
-  } else {
-    tokens = scenario::parse_bytes(t).as_double() / bytes_per_token;
-  }
-  const double whole = std::floor(tokens / block_tokens);
-  if (whole > kMaxBlocks) {
-    throw InputError("", 0, 0, where + ": '" + t + "' is " + scenario::shortest_double(whole) +
-                                   " blocks, past the limit of 2^53 blocks");
-  }
-  const auto n = static_cast<std::int64_t>(whole);
-  if (!(n >= 1)) {
-    throw InputError("", 0, 0, where + ": '" + t + "' is less than one block of " + std::to_string(block_tokens) +
-                                   " tokens");
-  }
-  return n;
-}
+// The request as `kvsim cache-curve` takes it (sim/analysis/cache_options.hpp parses both).
 
 struct CurveRequest {
   std::string trace;
@@ -275,30 +220,17 @@ std::vector<CurveRow> cache_curve(const CurveRequest& o) {
   analysis::CurveOptions co;
   co.block_tokens = block_tokens;
   co.rules = o.rules == "vllm" ? analysis::CurveRules::kVllm : analysis::CurveRules::kPublished;
-  co.policy = parse_policy(o.policy, "policy");
+  co.policy = analysis::parse_eviction_policy(o.policy, "policy");
 
   std::vector<std::int64_t> capacities;
-  for (const auto& c : o.capacities) capacities.push_back(capacity_blocks(c, "capacities", block_tokens, bytes_per_token));
-  std::vector<analysis::TierLevel> levels;
-  for (const auto& item : o.tiers) {
-    const auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      throw InputError("", 0, 0, "tiers: '" + item + "': expected NAME=CAPACITY[:lru|arc], e.g. dram=64GiB");
-    }
-    analysis::TierLevel l;
-    l.name = item.substr(0, eq);
-    std::string rest = item.substr(eq + 1);
-    if (const auto colon = rest.find(':'); colon != std::string::npos) {
-      l.policy = parse_policy(rest.substr(colon + 1), "tiers " + l.name);
-      rest = rest.substr(0, colon);
-    }
-    l.capacity_blocks = capacity_blocks(rest, "tiers " + l.name, block_tokens, bytes_per_token);
-    levels.push_back(l);
+  for (const auto& c : o.capacities) {
+    capacities.push_back(analysis::parse_capacity_blocks(c, "capacities", block_tokens, bytes_per_token));
   }
+  const auto levels = analysis::parse_tier_levels(o.tiers, "tiers", block_tokens, bytes_per_token);
   if (!levels.empty() && !o.capacities.empty()) {
     throw InputError("", 0, 0, "capacities and tiers are exclusive: a tier stack has its own capacities");
   }
-  if (capacities.empty()) capacities = default_capacities();
+  if (capacities.empty()) capacities = analysis::default_curve_capacities();
 
   const auto row = [&](std::int64_t blocks) {
     CurveRow r;
@@ -315,7 +247,7 @@ std::vector<CurveRow> cache_curve(const CurveRequest& o) {
     for (std::size_t i = 0; i < tiers.size(); ++i) {
       auto r = row(tiers[i].capacity_blocks);
       r.tier = tiers[i].name;
-      r.policy = i < levels.size() ? policy_name(levels[i].policy) : "-";
+      r.policy = i < levels.size() ? analysis::eviction_policy_name(levels[i].policy) : "-";
       r.token_hit_rate_percent = 100.0 * tiers[i].token_hit_rate;
       r.request_hit_rate_percent = 100.0 * tiers[i].request_hit_rate;
       r.hit_tokens = tiers[i].hit_tokens;

@@ -12,6 +12,7 @@
 
 #include "command.hpp"
 #include "kvsim/analysis/cache_curve.hpp"
+#include "kvsim/analysis/cache_options.hpp"
 #include "kvsim/core/error.hpp"
 #include "kvsim/io/atomic_file.hpp"
 #include "kvsim/io/json_writer.hpp"
@@ -36,74 +37,12 @@ struct CurveOptions {
   TraceFlags flags;
 };
 
-// Capacities the curve uses when none are given: 20 points from 354 to 256,000 blocks, a factor
-// of sqrt(2) apart (1000 * 2^(k/2) rounded, k = -3..16).
-std::vector<std::int64_t> default_capacities() {
-  std::vector<std::int64_t> out;
-  for (int k = -3; k <= 16; ++k) out.push_back(std::llround(1000.0 * std::pow(2.0, k / 2.0)));
-  return out;
-}
-
 std::string to_upper_copy(std::string s) {
   for (auto& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   return s;
 }
 
-engine::EvictionPolicy parse_policy(const std::string& s, const std::string& where) {
-  if (s == "lru") return engine::EvictionPolicy::kLru;
-  if (s == "arc") return engine::EvictionPolicy::kArc;
-  throw InputError("", 0, 0, where + ": unknown policy '" + s + "' (lru or arc)");
-}
-
-const char* policy_name(engine::EvictionPolicy p) { return p == engine::EvictionPolicy::kArc ? "arc" : "lru"; }
-
-// A capacity: a block count ("4000"), tokens ("2Mtok", "40000tok") or bytes of the model's KV
-// ("64GiB", "2TB"), in whole hash blocks (rounded down, at least one).
-class CapacityParser {
- public:
-  CapacityParser(int block_tokens, double kv_bytes_per_token)
-      : block_tokens_(block_tokens), bytes_per_token_(kv_bytes_per_token) {}
-
-  std::int64_t blocks(const std::string& text, const std::string& where) const {
-    const auto b = text.find_first_not_of(' ');
-    const auto e = text.find_last_not_of(' ');
-    const std::string t = b == std::string::npos ? "" : text.substr(b, e - b + 1);
-    if (t.empty()) throw InputError("", 0, 0, where + ": empty capacity");
-    std::size_t pos = 0;
-    double value = 0;
-    try {
-      value = std::stod(t, &pos);
-    } catch (const std::exception&) {
-      throw InputError("", 0, 0, where + ": '" + t + "' is not a capacity (blocks, e.g. 4000; tokens, e.g. "
-                                                   "2Mtok; or bytes, e.g. 64GiB)");
-    }
-    const std::string unit = t.substr(pos);
-    double tokens = 0;
-    if (unit.empty()) {
-      if (value != std::floor(value)) throw InputError("", 0, 0, where + ": a block count must be whole: '" + t + "'");
-      tokens = value * block_tokens_;
-    } else if (unit == "tok" || unit == "ktok" || unit == "Mtok") {
-      tokens = value * (unit == "tok" ? 1.0 : unit == "ktok" ? 1e3 : 1e6);
-    } else {
-      const auto bytes = scenario::parse_bytes(t);
-      tokens = bytes.as_double() / bytes_per_token_;
-    }
-    const double whole = std::floor(tokens / block_tokens_);
-    if (whole > kMaxBlocks) {
-      throw InputError("", 0, 0, where + ": '" + t + "' is " + scenario::shortest_double(whole) +
-                                     " blocks, past the limit of 2^53 blocks");
-    }
-    const auto n = static_cast<std::int64_t>(whole);
-    if (!(n >= 1)) throw InputError("", 0, 0, where + ": '" + t + "' is less than one block of " +
-                                                  std::to_string(block_tokens_) + " tokens");
-    return n;
-  }
-
- private:
-  static constexpr double kMaxBlocks = 9007199254740992.0;  // 2^53: exact in a double
-  int block_tokens_;
-  double bytes_per_token_;
-};
+using analysis::eviction_policy_name;
 
 struct Sizes {
   double tokens;
@@ -174,7 +113,7 @@ class Printer {
              const std::vector<analysis::TierLevel>& levels) const {
     std::vector<analysis::TierHits> rows = r.tiers;
     rows.push_back(r.total);
-    auto policy_of = [&](std::size_t i) { return i < levels.size() ? policy_name(levels[i].policy) : "-"; };
+    auto policy_of = [&](std::size_t i) { return i < levels.size() ? eviction_policy_name(levels[i].policy) : "-"; };
     out << std::fixed;
     if (o_.format == "csv") {
       out << "tier,capacity_blocks,capacity_tokens,capacity_bytes,policy,token_hit_rate_percent,"
@@ -282,27 +221,6 @@ void write_html(const std::string& path, const CurveOptions& o, const Printer& p
   f.commit();
 }
 
-// "NAME=CAPACITY[:POLICY]" items of --tiers.
-std::vector<analysis::TierLevel> parse_tiers(const std::vector<std::string>& items, const CapacityParser& cap) {
-  std::vector<analysis::TierLevel> levels;
-  for (const auto& item : items) {
-    const auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      throw InputError("", 0, 0, "--tiers: '" + item + "': expected NAME=CAPACITY[:lru|arc], e.g. dram=64GiB");
-    }
-    analysis::TierLevel l;
-    l.name = item.substr(0, eq);
-    std::string rest = item.substr(eq + 1);
-    if (const auto colon = rest.find(':'); colon != std::string::npos) {
-      l.policy = parse_policy(rest.substr(colon + 1), "--tiers " + l.name);
-      rest = rest.substr(0, colon);
-    }
-    l.capacity_blocks = cap.blocks(rest, "--tiers " + l.name);
-    levels.push_back(l);
-  }
-  return levels;
-}
-
 int cmd_cache_curve(CurveOptions o, const CommonOptions& common) {
   const auto model = catalog_model(load_catalog(common), o.model);
   const double bytes_per_token = model.kv_bytes_per_token().as_double();
@@ -318,20 +236,21 @@ int cmd_cache_curve(CurveOptions o, const CommonOptions& common) {
                      "cache can hit: there is no curve to draw");
   }
   o.block_tokens = trace.hash_block_tokens;
-  const CapacityParser cap(o.block_tokens, bytes_per_token);
   analysis::CurveOptions co;
   co.block_tokens = o.block_tokens;
   co.rules = o.rules == "vllm" ? analysis::CurveRules::kVllm : analysis::CurveRules::kPublished;
-  co.policy = parse_policy(o.policy, "--policy");
+  co.policy = analysis::parse_eviction_policy(o.policy, "--policy");
   const Printer printer(o, bytes_per_token);
 
   std::vector<std::int64_t> capacities;
-  for (const auto& c : o.capacities) capacities.push_back(cap.blocks(c, "--capacities"));
-  const auto levels = parse_tiers(o.tiers, cap);
+  for (const auto& c : o.capacities) {
+    capacities.push_back(analysis::parse_capacity_blocks(c, "--capacities", o.block_tokens, bytes_per_token));
+  }
+  const auto levels = analysis::parse_tier_levels(o.tiers, "--tiers", o.block_tokens, bytes_per_token);
   if (!levels.empty() && !o.capacities.empty()) {
     throw InputError("", 0, 0, "--capacities and --tiers are exclusive: a tier stack has its own capacities");
   }
-  if (capacities.empty()) capacities = default_capacities();
+  if (capacities.empty()) capacities = analysis::default_curve_capacities();
 
   std::ostringstream out;
   if (!levels.empty()) {

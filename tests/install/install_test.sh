@@ -60,8 +60,10 @@ rps=$(python3 -c 'import json,sys; s=json.load(open("run.json")); print(s["reque
 python3 -c "import sys; sys.exit(0 if float('$rps') > 0 else 1)" || fail "kvsim run: requests/s $rps"
 echo "kvsim run (installed seed scenario): $rps requests/s"
 
-# The installed Python module, not a build tree's.
-PYTHONPATH=$usr/lib/python3/dist-packages python3 - "$seed" "$usr" <<'PY'
+# The installed Python module, not a build tree's, in Debian's python3 (the one it is built for).
+py=python3
+[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+env PYTHONPATH=$usr/lib/python3/dist-packages ${KVSIM_PY_PRELOAD:+LD_PRELOAD=$KVSIM_PY_PRELOAD ASAN_OPTIONS=detect_leaks=0} "$py" - "$seed" "$usr" <<'PY'
 import sys
 import kvsim
 seed, usr = sys.argv[1], sys.argv[2]
