@@ -68,16 +68,23 @@ std::vector<TierLevel> parse_tier_levels(const std::vector<std::string>& items, 
   for (const auto& item : items) {
     const auto eq = item.find('=');
     if (eq == std::string::npos || eq == 0) {
-      throw InputError("", 0, 0, where + ": '" + item + "': expected NAME=CAPACITY[:lru|arc], e.g. dram=64GiB");
+      std::string message = where;
+      message += ": '";
+      message += item;
+      message += "': expected NAME=CAPACITY[:lru|arc], e.g. dram=64GiB";
+      throw InputError("", 0, 0, message);
     }
     TierLevel l;
     l.name = item.substr(0, eq);
+    std::string place = where;  // "--tiers dram"
+    place += ' ';
+    place += l.name;
     std::string rest = item.substr(eq + 1);
     if (const auto colon = rest.find(':'); colon != std::string::npos) {
-      l.policy = parse_eviction_policy(rest.substr(colon + 1), where + " " + l.name);
+      l.policy = parse_eviction_policy(rest.substr(colon + 1), place);
       rest = rest.substr(0, colon);
     }
-    l.capacity_blocks = parse_capacity_blocks(rest, where + " " + l.name, block_tokens, kv_bytes_per_token);
+    l.capacity_blocks = parse_capacity_blocks(rest, place, block_tokens, kv_bytes_per_token);
     levels.push_back(l);
   }
   return levels;

@@ -11,7 +11,7 @@
 namespace kvsim::io {
 namespace {
 
-void append_indent(std::string& out, int depth) { out.append(static_cast<std::size_t>(2 * depth), ' '); }
+void append_indent(std::string& out, int depth) { out.append(2 * static_cast<std::size_t>(depth), ' '); }
 
 void append_value(std::string& out, const Json& v, int depth, int expand_depth) {
   switch (v.type()) {

@@ -54,8 +54,7 @@ grep -q '^rtx4090 ' catalog.txt || fail "kvsim catalog does not list rtx4090"
 echo "kvsim catalog: $(grep -c . catalog.txt) lines from $usr/share/kvsim/scenarios/catalog"
 
 seed=$usr/share/kvsim/scenarios/seed/4x4090-nvme-net.yaml
-small=(--set workload.generation.num_conversations=24 --set workload.clients.num_clients=8)
-"$kvsim" run "$seed" "${small[@]}" --format json > run.json
+"$kvsim" run "$seed" --format json > run.json
 rps=$(python3 -c 'import json,sys; s=json.load(open("run.json")); print(s["requests_per_sec"])')
 python3 -c "import sys; sys.exit(0 if float('$rps') > 0 else 1)" || fail "kvsim run: requests/s $rps"
 echo "kvsim run (installed seed scenario): $rps requests/s"
@@ -68,7 +67,7 @@ import sys
 import kvsim
 seed, usr = sys.argv[1], sys.argv[2]
 assert kvsim.__file__.startswith(usr), kvsim.__file__
-summary, requests = kvsim.run(seed, set={"workload.generation.num_conversations": 24, "workload.clients.num_clients": 8})
+summary, requests = kvsim.run(seed, set={"workload.generation.num_conversations": 48, "workload.clients.num_clients": 8, "workload.clients.max_active_conversations": 24})
 assert summary["requests_per_sec"] > 0, summary
 assert "rtx4090" in kvsim.catalog()["gpus"]
 print(f"python3 import kvsim ({kvsim.__file__}): {summary['requests_per_sec']:.3f} requests/s, {len(requests)} requests")
@@ -78,6 +77,6 @@ PY
 cmake -S "$src/tests/install/consumer" -B consumer -DCMAKE_PREFIX_PATH="$usr" -DCMAKE_BUILD_TYPE=Release > consumer-configure.log ||
   { cat consumer-configure.log; fail "find_package(kvsim) failed"; }
 cmake --build consumer -j2 > consumer-build.log 2>&1 || { tail -40 consumer-build.log; fail "the find_package(kvsim) program did not build"; }
-./consumer/consumer "$seed" workload.generation.num_conversations=24 workload.clients.num_clients=8 | tee consumer.txt
+./consumer/consumer "$seed" workload.generation.num_conversations=48 workload.clients.num_clients=8 workload.clients.max_active_conversations=24 | tee consumer.txt
 grep -q 'requests/s' consumer.txt || fail "the find_package(kvsim) program printed no result"
 echo "install test: passed ($mode)"
