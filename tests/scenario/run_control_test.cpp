@@ -9,6 +9,8 @@
 //   the workload has finished.
 #include <gtest/gtest.h>
 
+#include "small_seed.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -36,16 +38,9 @@ const std::string kSource = KVSIM_SOURCE_DIR;
 // token (the model card's shape).
 constexpr std::int64_t kKvBytesPerToken = 2LL * 32 * 8 * 128 * 2;
 
-// The seed deployment with a smaller population (as the fast-path test), so a Debug run is quick
-// while the GPU KV cache stays under pressure and the tiers fill and evict.
+// The seed deployment with a smaller population (small_seed.hpp).
 Scenario seed(const std::string& file, std::vector<Override> extra = {}) {
-  LoadOptions o;
-  o.catalog_dir = kSource + "/scenarios/catalog";
-  o.overrides = {{"workload.generation.num_conversations", "64"},
-                 {"workload.clients.num_clients", "8"},
-                 {"workload.clients.max_active_conversations", "48"}};
-  for (auto& e : extra) o.overrides.push_back(std::move(e));
-  return load_scenario(kSource + "/scenarios/seed/" + file, o);
+  return test_support::small_seed(file, std::move(extra));
 }
 
 struct Printed {

@@ -13,6 +13,8 @@
 //   run's results do not change when it is traced.
 #include <gtest/gtest.h>
 
+#include "small_seed.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -37,16 +39,9 @@ namespace {
 using nlohmann::json;
 const std::string kSource = KVSIM_SOURCE_DIR;
 
-// The seed deployment with a smaller population (as run_control_test), so a Debug run is quick
-// while the GPU KV cache is under pressure and the tiers are read and written.
+// The seed deployment with a smaller population (small_seed.hpp).
 Scenario seed(const std::string& file, std::vector<Override> extra = {}) {
-  LoadOptions o;
-  o.catalog_dir = kSource + "/scenarios/catalog";
-  o.overrides = {{"workload.generation.num_conversations", "64"},
-                 {"workload.clients.num_clients", "8"},
-                 {"workload.clients.max_active_conversations", "48"}};
-  for (auto& e : extra) o.overrides.push_back(std::move(e));
-  return load_scenario(kSource + "/scenarios/seed/" + file, o);
+  return test_support::small_seed(file, std::move(extra));
 }
 
 struct Traced {
