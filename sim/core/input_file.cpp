@@ -22,6 +22,14 @@ bool starts_gzip(const std::string& bytes) {
          static_cast<unsigned char>(bytes[1]) == 0x8b;
 }
 
+bool has_gzip_magic(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(2, '\0');
+  in.read(head.data(), 2);
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  return starts_gzip(head);
+}
+
 // Decompresses gzip bytes held in memory (every member of a multi-member stream, as gzip -d does).
 std::string gunzip(const std::string& in, const std::string& name) {
   std::string out;
@@ -69,13 +77,6 @@ const std::string& stdin_bytes() {
   return bytes;
 }
 
-bool has_gzip_magic(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::array<char, 2> magic{};
-  in.read(magic.data(), 2);
-  return in.gcount() == 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
-         static_cast<unsigned char>(magic[1]) == 0x8b;
-}
 
 // zlib's gzerror text without the path it starts with (the diagnostic names the file already).
 std::string gz_message(gzFile file, const std::string& path) {
