@@ -61,6 +61,17 @@ void load_file(const fs::path& file, const StructTable& table, std::map<std::str
   for (auto& d : decoder.diagnostics()) diagnostics.push_back(std::move(d));
 }
 
+// The first folder `start / relative`, `start/.. / relative`, ... that exists; empty when none.
+std::string folder_in_or_above(fs::path start, const fs::path& relative) {
+  std::error_code ec;
+  while (true) {
+    const fs::path candidate = start / relative;
+    if (fs::is_directory(candidate, ec)) return candidate.string();
+    if (!start.has_parent_path() || start.parent_path() == start) return {};
+    start = start.parent_path();
+  }
+}
+
 }  // namespace
 
 Catalog load_catalog(const std::string& dir) {
@@ -88,13 +99,7 @@ std::string find_catalog_dir(const std::string& near_path) {
   if (ec) return {};
   p = p.lexically_normal();
   if (!fs::is_directory(p, ec)) p = p.parent_path();
-  while (true) {
-    const fs::path candidate = p / "scenarios" / "catalog";
-    if (fs::is_directory(candidate, ec)) return candidate.string();
-    if (!p.has_parent_path() || p.parent_path() == p) break;
-    p = p.parent_path();
-  }
-  return {};
+  return folder_in_or_above(p, fs::path("scenarios") / "catalog");
 }
 
 std::string installed_catalog_dir() {
@@ -111,13 +116,9 @@ std::string installed_catalog_dir() {
     const fs::path object = fs::canonical(info.dli_fname, ec);
     if (!ec) starts.push_back(object.parent_path());
   }
-  for (fs::path p : starts) {
-    while (true) {
-      const fs::path candidate = p / "share" / "kvsim" / "scenarios" / "catalog";
-      if (fs::is_directory(candidate, ec)) return candidate.string();
-      if (!p.has_parent_path() || p.parent_path() == p) break;
-      p = p.parent_path();
-    }
+  for (const fs::path& p : starts) {
+    std::string found = folder_in_or_above(p, fs::path("share") / "kvsim" / "scenarios" / "catalog");
+    if (!found.empty()) return found;
   }
   return {};
 }
