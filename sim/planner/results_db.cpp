@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -691,6 +692,39 @@ std::map<std::string, std::string> ResultsDb::statuses(const std::vector<std::st
     q.reset();
     q.bind(1, k);
     if (q.step()) out[k] = q.text(0);
+  }
+  return out;
+}
+
+std::map<std::string, std::map<std::string, double>> ResultsDb::done_summaries(
+    const std::vector<std::string>& run_keys) {
+  const std::lock_guard<std::mutex> lock(mu_);
+  std::map<std::string, std::map<std::string, double>> out;
+  Stmt q(db_,
+         "SELECT summaries.* FROM runs JOIN summaries ON summaries.run_id = runs.id "
+         "WHERE runs.run_key = ? AND runs.status = 'done'",
+         path_);
+  for (const auto& k : run_keys) {
+    q.reset();
+    q.bind(1, k);
+    if (!q.step()) continue;
+    auto& row = out[k];
+    const int n = sqlite3_column_count(q.get());
+    for (int c = 0; c < n; ++c) {
+      const std::string name = sqlite3_column_name(q.get(), c);
+      if (name == "run_id") continue;
+      switch (sqlite3_column_type(q.get(), c)) {
+        case SQLITE_INTEGER:
+        case SQLITE_FLOAT:
+          row[name] = sqlite3_column_double(q.get(), c);
+          break;
+        case SQLITE_NULL:
+          row[name] = std::numeric_limits<double>::quiet_NaN();
+          break;
+        default:
+          break;  // text (scenario name, version)
+      }
+    }
   }
   return out;
 }

@@ -101,6 +101,11 @@ class ResultsDb {
   // Status of each given run key that has a row.
   std::map<std::string, std::string> statuses(const std::vector<std::string>& run_keys);
 
+  // The numeric summary figures (summaries table, by column name; NULL as NaN) of each given run
+  // key that is done; keys not done are absent.
+  std::map<std::string, std::map<std::string, double>> done_summaries(
+      const std::vector<std::string>& run_keys);
+
   // Copies the runs of another database into this one: new keys are added, a done run
   // replaces a failed one, identical done runs are kept once; a done run whose content
   // (scenario, seed or any summary value) differs is a conflict (InputError, nothing written).

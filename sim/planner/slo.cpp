@@ -182,6 +182,26 @@ const std::vector<std::string>& base_metric_names() {
   return names;
 }
 
+std::string resolve_metric(const std::string& written, const std::string& what) {
+  const std::string metric = canonical_name(written);
+  if (known_metric(metric)) return metric;
+  std::vector<std::string> candidates = base_metric_names();
+  for (const char* alias :
+       {"ttft_p90", "tpot_p90", "e2el_p90", "request_throughput", "output_throughput"}) {
+    candidates.emplace_back(alias);
+  }
+  const std::string near = scenario::closest_name(written, candidates);
+  throw InputError(
+      "", 0, 0,
+      what + ": unknown metric '" + written + "'" +
+          (near.empty() ? "" : " (did you mean '" + near + "'?)") +
+          "; valid metrics: " + scenario::join_names(base_metric_names()) +
+          ", tier_<kind>_* and link_<kind>_* (see docs/results.md), and vLLM's names such as "
+          "ttft_p90, p90_tpot_ms, median_e2el_ms, request_throughput, output_throughput");
+}
+
+MetricKind metric_kind(const std::string& metric) { return kind_of(metric); }
+
 bool SloTerm::holds(double value) const {
   if (std::isnan(value)) return false;
   switch (op) {
@@ -237,21 +257,7 @@ Slo parse_slo(const std::string& text, const std::string& what) {
     const std::string value_text = trim(std::string_view(raw).substr(op_pos + (eq ? 2 : 1)));
     if (written.empty()) fail(raw, "no metric name before the comparison");
     if (value_text.empty()) fail(raw, "no value after the comparison");
-    term.metric = canonical_name(written);
-    if (!known_metric(term.metric)) {
-      std::vector<std::string> candidates = base_metric_names();
-      for (const char* alias :
-           {"ttft_p90", "tpot_p90", "e2el_p90", "request_throughput", "output_throughput"}) {
-        candidates.emplace_back(alias);
-      }
-      const std::string near = scenario::closest_name(written, candidates);
-      fail(raw,
-           "unknown metric '" + written + "'" +
-               (near.empty() ? "" : " (did you mean '" + near + "'?)") +
-               "; valid metrics: " + scenario::join_names(base_metric_names()) +
-               ", tier_<kind>_* and link_<kind>_* (see docs/results.md), and vLLM's names such as "
-               "ttft_p90, p90_tpot_ms, median_e2el_ms, request_throughput, output_throughput");
-    }
+    term.metric = resolve_metric(written, what + " '" + raw + "'");
     term.kind = kind_of(term.metric);
     bool ok = false;
     const double bare = parse_plain_number(value_text, &ok);

@@ -35,6 +35,14 @@ enum class Comparison { kLessEqual, kLess, kGreaterEqual, kGreater };
 // What a metric measures, for parsing a threshold's unit.
 enum class MetricKind { kTimeMs, kTimeSec, kBytes, kRatio, kRate, kCount };
 
+// The summary name of a metric written under either naming (ttft_p90 -> ttft_ms_p90,
+// request_throughput -> requests_per_sec); throws InputError starting with `what` for an unknown
+// one, naming the valid metrics and the closest.
+std::string resolve_metric(const std::string& written, const std::string& what);
+
+// What a metric (a summary name) measures.
+MetricKind metric_kind(const std::string& metric);
+
 struct SloTerm {
   std::string text;    // as written, e.g. "ttft_p90<=2s"
   std::string metric;  // the summary name, e.g. "ttft_ms_p90"

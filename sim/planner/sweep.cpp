@@ -24,6 +24,40 @@ std::string describe_point(const SweepSpec& spec, const SweepPoint& p) {
 
 }  // namespace
 
+PlannedRun plan_run(const std::string& file, const scenario::Scenario& loaded,
+                    const std::vector<scenario::Override>& overrides,
+                    std::optional<std::uint64_t> root_seed, std::int64_t repetition,
+                    std::optional<double> warmup_percent, const std::string& sweep,
+                    std::int64_t index) {
+  PlannedRun run;
+  run.scenario = loaded;
+  const std::uint64_t root = root_seed ? *root_seed : loaded.seed;
+  const std::uint64_t seed = repetition_seed(root, static_cast<std::uint64_t>(repetition));
+  if (seed != run.scenario.seed) {
+    run.scenario.seed = seed;
+    run.scenario.resolved_yaml = scenario::emit_scenario_yaml(run.scenario);
+  }
+  if (warmup_percent) {
+    run.warmup_percent = *warmup_percent;
+  } else if (!run.scenario.workload.warmup_percentages.empty()) {
+    run.warmup_percent = run.scenario.workload.warmup_percentages.front();
+  }
+  nlohmann::ordered_json ov = nlohmann::ordered_json::object();
+  for (const auto& o : overrides) ov[o.path] = o.value;
+  run.id.run_key = run_key(run.scenario.resolved_yaml, seed);
+  run.id.sweep = sweep;
+  run.id.run_index = index;
+  run.id.base_scenario = file;
+  run.id.overrides_json = ov.dump();
+  run.id.scenario_name = run.scenario.name;
+  run.id.scenario_yaml = run.scenario.resolved_yaml;
+  run.id.seed = seed;
+  run.point.index = index;
+  run.point.overrides = overrides;
+  run.point.repetition = repetition;
+  return run;
+}
+
 std::vector<PlannedRun> plan_runs(const SweepSpec& spec, const SweepOptions& options) {
   std::vector<PlannedRun> out;
   std::map<std::string, std::int64_t> first_of_key;
@@ -57,33 +91,62 @@ std::vector<PlannedRun> plan_runs(const SweepSpec& spec, const SweepOptions& opt
       last_scenario = point.scenario;
       last_overrides = lo.overrides;
     }
-    PlannedRun run;
-    run.scenario = loaded;
-    const std::uint64_t root = spec.seed ? *spec.seed : loaded.seed;
-    const std::uint64_t seed = repetition_seed(root, static_cast<std::uint64_t>(point.repetition));
-    if (seed != run.scenario.seed) {
-      run.scenario.seed = seed;
-      run.scenario.resolved_yaml = scenario::emit_scenario_yaml(run.scenario);
-    }
-    if (spec.warmup_set) {
-      run.warmup_percent = spec.warmup_percent;
-    } else if (!run.scenario.workload.warmup_percentages.empty()) {
-      run.warmup_percent = run.scenario.workload.warmup_percentages.front();
-    }
-    nlohmann::ordered_json ov = nlohmann::ordered_json::object();
-    for (const auto& o : lo.overrides) ov[o.path] = o.value;
-    run.id.run_key = run_key(run.scenario.resolved_yaml, seed);
-    run.id.sweep = spec.name;
-    run.id.run_index = point.index;
-    run.id.base_scenario = spec.scenarios[point.scenario].file;
-    run.id.overrides_json = ov.dump();
-    run.id.scenario_name = run.scenario.name;
-    run.id.scenario_yaml = run.scenario.resolved_yaml;
-    run.id.seed = seed;
+    PlannedRun run = plan_run(spec.scenarios[point.scenario].file, loaded, lo.overrides, spec.seed,
+                              point.repetition,
+                              spec.warmup_set ? std::optional<double>(spec.warmup_percent)
+                                              : std::nullopt,
+                              spec.name, point.index);
     const auto [it, inserted] = first_of_key.emplace(run.id.run_key, point.index);
     if (!inserted) run.duplicate_of = it->second;
     run.point = std::move(point);
     out.push_back(std::move(run));
+  }
+  return out;
+}
+
+RunOutcome execute_run(ResultsDb& db, const PlannedRun& run, const SweepOptions& options) {
+  RunOutcome out;
+  const Claim c = db.claim(run.id, options.policy);
+  if (c.outcome == ClaimOutcome::kDone) {
+    out.kind = RunOutcome::Kind::kDoneBefore;
+    return out;
+  }
+  if (c.outcome == ClaimOutcome::kFailed) {
+    out.kind = RunOutcome::Kind::kFailedBefore;
+    return out;
+  }
+  if (c.outcome == ClaimOutcome::kInFlight) {
+    out.kind = RunOutcome::Kind::kInFlight;
+    out.message = "run " + std::to_string(run.point.index) + " is running in " + c.owner;
+    return out;
+  }
+  std::string error;
+  std::optional<scenario::RunResult> result;
+  std::optional<io::Summary> summary;
+  std::vector<io::StepRecord> steps;
+  try {
+    scenario::Simulation sim(run.scenario);
+    scenario::StepCallback on_step;
+    if (options.store_timeseries)
+      on_step = [&steps](const io::StepRecord& r) { steps.push_back(r); };
+    result = sim.run(on_step);
+    summary = io::summarize(result->requests, result->info, run.warmup_percent);
+  } catch (const InputError& e) {
+    error = e.what();
+  } catch (const InternalError& e) {
+    error = std::string("internal error: ") + e.what();
+  }
+  // Database errors from here on reach the caller.
+  bool recorded = false;
+  if (error.empty()) {
+    recorded = db.record_done(c.run_id, *summary, result->info,
+                              options.store_requests ? &result->requests : nullptr,
+                              options.store_timeseries ? &steps : nullptr);
+    out.kind = recorded ? RunOutcome::Kind::kRanDone : RunOutcome::Kind::kDiscarded;
+  } else {
+    recorded = db.record_failed(c.run_id, error);
+    out.kind = recorded ? RunOutcome::Kind::kRanFailed : RunOutcome::Kind::kDiscarded;
+    if (recorded) out.message = "run " + std::to_string(run.point.index) + " failed: " + error;
   }
   return out;
 }
@@ -110,57 +173,32 @@ SweepReport run_sweep(const SweepSpec& spec, const std::vector<PlannedRun>& runs
           const std::lock_guard<std::mutex> lock(report_mu);
           ++report.duplicates;
         } else {
-          const Claim c = db.claim(run.id, options.policy);
-          if (c.outcome == ClaimOutcome::kDone) {
-            const std::lock_guard<std::mutex> lock(report_mu);
-            ++report.already_done;
-          } else if (c.outcome == ClaimOutcome::kFailed) {
-            const std::lock_guard<std::mutex> lock(report_mu);
-            ++report.skipped_failed;
-          } else if (c.outcome == ClaimOutcome::kInFlight) {
-            const std::lock_guard<std::mutex> lock(report_mu);
-            ++report.in_flight;
-            report.messages.push_back("run " + std::to_string(run.point.index) + " is running in " +
-                                      c.owner);
-          } else {
-            ran = true;
-            std::string error;
-            bool recorded = false;
-            std::optional<scenario::RunResult> result;
-            std::optional<io::Summary> summary;
-            std::vector<io::StepRecord> steps;
-            try {
-              scenario::Simulation sim(run.scenario);
-              scenario::StepCallback on_step;
-              if (options.store_timeseries)
-                on_step = [&steps](const io::StepRecord& r) { steps.push_back(r); };
-              result = sim.run(on_step);
-              summary = io::summarize(result->requests, result->info, run.warmup_percent);
-            } catch (const InputError& e) {
-              error = e.what();
-            } catch (const InternalError& e) {
-              error = std::string("internal error: ") + e.what();
-            }
-            // Database errors from here on are fatal to the sweep (caught below).
-            if (error.empty()) {
-              recorded = db.record_done(c.run_id, *summary, result->info,
-                                        options.store_requests ? &result->requests : nullptr,
-                                        options.store_timeseries ? &steps : nullptr);
-            } else {
-              failed = true;
-              recorded = db.record_failed(c.run_id, error);
-            }
-            const std::lock_guard<std::mutex> lock(report_mu);
-            if (!recorded) {
-              ++report.discarded;
-            } else if (failed) {
-              ++report.ran_failed;
-              report.messages.push_back("run " + std::to_string(run.point.index) +
-                                        " failed: " + error);
-            } else {
+          const RunOutcome o = execute_run(db, run, options);
+          using K = RunOutcome::Kind;
+          ran = o.kind == K::kRanDone || o.kind == K::kRanFailed || o.kind == K::kDiscarded;
+          failed = o.kind == K::kRanFailed;
+          const std::lock_guard<std::mutex> lock(report_mu);
+          switch (o.kind) {
+            case K::kDoneBefore:
+              ++report.already_done;
+              break;
+            case K::kFailedBefore:
+              ++report.skipped_failed;
+              break;
+            case K::kInFlight:
+              ++report.in_flight;
+              break;
+            case K::kRanDone:
               ++report.ran_done;
-            }
+              break;
+            case K::kRanFailed:
+              ++report.ran_failed;
+              break;
+            case K::kDiscarded:
+              ++report.discarded;
+              break;
           }
+          if (!o.message.empty()) report.messages.push_back(o.message);
         }
       } catch (...) {
         // A database error: stop handing out runs; the ones in flight finish.

@@ -37,6 +37,15 @@ struct PlannedRun {
   std::int64_t duplicate_of = -1;  // index of an earlier run with the same key, or -1
 };
 
+// One run of `file` as loaded with `overrides` (`loaded`), with the seed of `repetition` from
+// `root_seed` (unset: the scenario's own seed) and the warmup drop (unset: the scenario's first
+// warmup percentage), named by `sweep` and `index` in the database.
+PlannedRun plan_run(const std::string& file, const scenario::Scenario& loaded,
+                    const std::vector<scenario::Override>& overrides,
+                    std::optional<std::uint64_t> root_seed, std::int64_t repetition,
+                    std::optional<double> warmup_percent, const std::string& sweep,
+                    std::int64_t index);
+
 // Resolves the shard's runs in sweep order. A scenario that does not load (bad override path
 // or value) is an InputError naming the run and its overrides: nothing is run.
 std::vector<PlannedRun> plan_runs(const SweepSpec& spec, const SweepOptions& options);
@@ -53,6 +62,24 @@ struct SweepReport {
   std::int64_t discarded = 0;         // finished, but another process had taken the run over
   std::vector<std::string> messages;  // failures and in-flight owners, one line each
 };
+
+// What happened to one run handed to execute_run.
+struct RunOutcome {
+  enum class Kind {
+    kDoneBefore,    // done before: skipped
+    kFailedBefore,  // failed before and not retried: skipped
+    kInFlight,      // running in another live process: skipped
+    kRanDone,       // simulated now and recorded
+    kRanFailed,     // simulated now, failed (bad input found at run time), recorded
+    kDiscarded,     // simulated now, but another process had taken the run over
+  };
+  Kind kind = Kind::kDoneBefore;
+  std::string message;  // for kInFlight and kRanFailed
+};
+
+// Claims one run in `db`, simulates it when it is ours and records the result (or the failure).
+// Database errors are thrown.
+RunOutcome execute_run(ResultsDb& db, const PlannedRun& run, const SweepOptions& options);
 
 // Runs the shard into options.db_path. `progress` may be null.
 SweepReport run_sweep(const SweepSpec& spec, const std::vector<PlannedRun>& runs,
