@@ -63,8 +63,44 @@ std::vector<std::string> split_names(const std::string& text) {
   return out;
 }
 
+// A word for a POSIX shell: as it is when it holds only safe characters, else in single quotes.
+std::string shell_word(const std::string& w) {
+  const bool safe = !w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"
+                                                      "QRSTUVWXYZ0123456789_-+./:=,@%") ==
+                                      std::string::npos;
+  if (safe) return w;
+  std::string out = "'";
+  for (const char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The options that define the map's content, as a command line (output, database, jobs, shard
+// and progress left out): written into map.json, so a stored map says how to make it again.
+std::string definition(const MapCliOptions& o, const CommonOptions& common) {
+  std::string s = "kvsim map " + shell_word(o.scenario);
+  const auto add = [&s](const std::string& flag, const std::string& value) {
+    s += " " + flag + " " + shell_word(value);
+  };
+  for (const auto& x : o.x) add("--x", x);
+  for (const auto& y : o.y) add("--y", y);
+  for (const auto& v : common.sets) add("--set", v);
+  if (!common.catalog_dir.empty()) add("--catalog", common.catalog_dir);
+  if (!o.variants.empty()) add("--variants", o.variants);
+  for (const auto& v : o.custom) add("--variant", v);
+  if (o.slo.empty()) {
+    if (o.metric != "requests_per_sec") add("--metric", o.metric);
+  } else {
+    add("--slo", o.slo);
+    if (o.aggregate != "mean") add("--aggregate", o.aggregate);
+    if (o.max_users != 1024) add("--max-users", std::to_string(o.max_users));
+  }
+  if (o.seeds != 1) add("--seeds", std::to_string(o.seeds));
+  return s;
+}
+
 int cmd_map(const MapCliOptions& o, const CommonOptions& common) {
   planner::MapOptions mo;
+  mo.definition = definition(o, common);
   mo.scenario_path = o.scenario;
   mo.load = load_options(common);
   mo.x = o.x;

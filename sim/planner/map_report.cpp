@@ -315,6 +315,7 @@ std::string pair_name(const MapResult& map, std::size_t i, std::size_t j) {
 
 io::Json map_json(const MapResult& m) {
   io::Json doc = io::json_document("map");
+  doc["definition"] = m.definition;
   doc["scenario"] = m.scenario_name;
   doc["scenario_path"] = m.scenario_path;
   doc["db"] = m.db_path;
@@ -490,8 +491,8 @@ std::string format_map_text(const MapResult& m) {
   }
   const SweepReport& r = m.report;
   os << "\n"
-     << (m.slo ? "searches" : "runs") << ": " << r.sweep_runs << " in the map; ran "
-     << r.ran_done << " done, " << r.ran_failed << " failed; skipped " << r.already_done
+     << (m.slo ? "searches" : "runs") << ": " << r.sweep_runs << " in the map; "
+     << (m.slo ? "runs: " : "") << "ran " << r.ran_done << " done, " << r.ran_failed << " failed; skipped " << r.already_done
      << " already done";
   if (r.skipped_failed > 0) os << ", " << r.skipped_failed << " failed before";
   if (r.in_flight > 0) os << ", " << r.in_flight << " running elsewhere";
@@ -542,6 +543,8 @@ void write_map_html(std::ostream& os, const MapResult& m) {
     os << " of " << grid.size() << "</p>\n";
     write_heatmap(os, m, i, j);
   }
+  if (!m.definition.empty())
+    os << "<p class=\"note\">Made by <code>" << xml_escape(m.definition) << "</code></p>\n";
   os << "<p class=\"note\">Written by kvsim map; the grid is in the JSON and CSV beside this page, "
         "every run in the results database "
      << xml_escape(m.db_path) << ".</p>\n</body>\n</html>\n";

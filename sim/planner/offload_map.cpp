@@ -67,17 +67,21 @@ std::vector<scenario::Override> cell_overrides(const MapOptions& o, const Varian
                                                std::size_t iy) {
   std::vector<scenario::Override> out = o.load.overrides;
   out.insert(out.end(), v.overrides.begin(), v.overrides.end());
-  out.insert(out.end(), y.overrides[iy].begin(), y.overrides[iy].end());
-  out.insert(out.end(), x.overrides[ix].begin(), x.overrides[ix].end());
+  const auto yo = y.at(iy, v.name);
+  const auto xo = x.at(ix, v.name);
+  out.insert(out.end(), yo.begin(), yo.end());
+  out.insert(out.end(), xo.begin(), xo.end());
   return out;
 }
 
-Axis sweep_axis(const MapAxis& a) {
+// The sweep axis of a map axis for one variant (no paths, but the same number of points, when
+// none of its terms applies to the variant).
+Axis sweep_axis(const MapAxis& a, const std::string& variant) {
   Axis out;
-  for (const auto& o : a.overrides.front()) out.paths.push_back(o.path);
-  for (const auto& point : a.overrides) {
+  for (const auto& o : a.at(0, variant)) out.paths.push_back(o.path);
+  for (std::size_t i = 0; i < a.size(); ++i) {
     std::vector<std::string> values;
-    for (const auto& o : point) values.push_back(o.value);
+    for (const auto& o : a.at(i, variant)) values.push_back(o.value);
     out.values.push_back(std::move(values));
   }
   return out;
@@ -132,6 +136,11 @@ AxisTerm parse_axis_term(const std::string& text, const std::string& flag) {
   if (eq == std::string::npos)
     return fail("expected PATH=FROM:TO:COUNT, PATH=FROM:TO:COUNT:log or PATH=V1,V2,...");
   t.path = trim(text.substr(0, eq));
+  if (const auto colon = t.path.find(':'); colon != std::string::npos) {
+    t.variant = trim(t.path.substr(0, colon));
+    t.path = trim(t.path.substr(colon + 1));
+    if (t.variant.empty()) return fail("no variant name before ':'");
+  }
   const std::string spec = trim(text.substr(eq + 1));
   if (t.path.empty()) return fail("no path before '='");
   if (spec.empty()) return fail("no values after '='");
@@ -204,12 +213,13 @@ MapAxis make_map_axis(const std::vector<std::string>& terms, const std::string& 
                       const LoadKnob& knob) {
   MapAxis a;
   a.flag = flag;
+  a.knob = knob;
   if (terms.empty()) throw InputError("", 0, 0, flag + " is required");
   std::set<std::string> paths;
   for (const auto& text : terms) {
     a.terms.push_back(parse_axis_term(text, flag));
     const AxisTerm& t = a.terms.back();
-    if (!paths.insert(t.path).second)
+    if (!paths.insert(t.variant + ":" + t.path).second)
       throw InputError("", 0, 0, flag + ": path '" + t.path + "' is given twice");
     if (t.values.size() != a.terms.front().values.size())
       throw InputError("", 0, 0,
@@ -217,24 +227,42 @@ MapAxis make_map_axis(const std::vector<std::string>& terms, const std::string& 
                            " values, but '" + a.terms.front().text + "' has " +
                            std::to_string(a.terms.front().values.size()) +
                            " (terms of one axis vary together)");
-  }
-  a.overrides.resize(a.terms.front().values.size());
-  for (const auto& t : a.terms) {
+    if (t.path != "users") continue;
     for (std::size_t i = 0; i < t.values.size(); ++i) {
-      if (t.path == "users") {
-        const double n = t.numbers[i];
-        if (!(n >= 1) || n != std::floor(n) || t.values[i] != value_text(n, true, ""))
-          throw InputError("", 0, 0,
-                           flag + " '" + t.text + "': users are whole numbers of at least 1 (" +
-                               knob.description + "), not '" + t.values[i] + "'");
-        const auto o = knob.overrides(static_cast<std::int64_t>(n));
-        a.overrides[i].insert(a.overrides[i].end(), o.begin(), o.end());
-      } else {
-        a.overrides[i].push_back({t.path, t.values[i]});
-      }
+      const double n = t.numbers[i];
+      if (!(n >= 1) || n != std::floor(n) || t.values[i] != value_text(n, true, ""))
+        throw InputError("", 0, 0,
+                         flag + " '" + t.text + "': users are whole numbers of at least 1 (" +
+                             knob.description + "), not '" + t.values[i] + "'");
     }
   }
   return a;
+}
+
+std::vector<scenario::Override> MapAxis::at(std::size_t i, const std::string& variant) const {
+  std::vector<scenario::Override> out;
+  for (const auto& t : terms) {
+    if (!t.variant.empty() && t.variant != variant) continue;
+    if (t.path == "users") {
+      const auto o = knob.overrides(static_cast<std::int64_t>(t.numbers[i]));
+      out.insert(out.end(), o.begin(), o.end());
+    } else {
+      out.push_back({t.path, t.values[i]});
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> MapAxis::paths() const {
+  std::vector<std::string> out;
+  for (const auto& t : terms) {
+    if (t.path == "users") {
+      for (const auto& o : knob.overrides(knob.base)) out.push_back(o.path);
+    } else {
+      out.push_back(t.path);
+    }
+  }
+  return out;
 }
 
 bool MapCell::complete() const {
@@ -274,8 +302,12 @@ void fill_grid(MapResult& r, const MapOptions& o) {
   spec.name = "map " + r.scenario_name;
   spec.source_file = o.scenario_path;
   spec.set = o.load.overrides;
-  for (const auto& v : r.variants) spec.scenarios.push_back({o.scenario_path, v.overrides, {}});
-  spec.axes = {sweep_axis(r.y), sweep_axis(r.x)};
+  // Each variant its own axes (a term may apply to one variant only); all have the same points,
+  // so run i of the expansion is ((variant * ny + iy) * nx + ix) * seeds + repetition.
+  for (const auto& v : r.variants) {
+    spec.scenarios.push_back(
+        {o.scenario_path, v.overrides, {sweep_axis(r.y, v.name), sweep_axis(r.x, v.name)}});
+  }
   spec.repetitions = o.seeds;
   SweepOptions all = o.sweep;
   all.catalog_dir = o.load.catalog_dir;
@@ -455,6 +487,7 @@ MapResult run_map(const MapOptions& o) {
   const scenario::Scenario base = scenario::load_scenario(o.scenario_path, o.load);
   const LoadKnob knob = make_load_knob(base);
   MapResult r;
+  r.definition = o.definition;
   r.scenario_name = base.name;
   r.scenario_path = o.scenario_path;
   r.db_path = o.sweep.db_path;
@@ -462,13 +495,22 @@ MapResult run_map(const MapOptions& o) {
   r.seeds = o.seeds;
   r.x = make_map_axis(o.x, "--x", knob);
   r.y = make_map_axis(o.y, "--y", knob);
-  for (const auto& a : r.x.overrides.front()) {
-    for (const auto& b : r.y.overrides.front()) {
-      if (a.path == b.path)
-        throw InputError("", 0, 0, "--x and --y both set " + a.path + "; an axis varies one thing");
+  for (const auto& a : r.x.paths()) {
+    for (const auto& b : r.y.paths()) {
+      if (a == b)
+        throw InputError("", 0, 0, "--x and --y both set " + a + "; an axis varies one thing");
     }
   }
   r.variants = resolve_variants(o, base);
+  for (const MapAxis* a : {&r.x, &r.y}) {
+    for (const auto& t : a->terms) {
+      if (t.variant.empty()) continue;
+      if (std::none_of(r.variants.begin(), r.variants.end(),
+                       [&](const Variant& v) { return v.name == t.variant; }))
+        throw InputError("", 0, 0,
+                         a->flag + " '" + t.text + "': the map has no variant '" + t.variant + "'");
+    }
+  }
   if (o.slo) {
     for (const MapAxis* a : {&r.x, &r.y}) {
       for (const auto& t : a->terms) {

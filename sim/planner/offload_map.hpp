@@ -10,7 +10,9 @@
 // both are written as integers every value is rounded to an integer (a range that rounds two
 // points to the same integer is refused). PATH is any scenario path (`--set`'s), or `users`: the
 // planner's load knob (plan.hpp: the benchmark's clients, with active conversations and the
-// dataset scaled in proportion; a trace's rate in percent).
+// dataset scaled in proportion; a trace's rate in percent). A term written VARIANT:PATH=...
+// applies to that variant only (dram:kv_offload.tiers.0.capacity=8GiB:256GiB:6:log varies the
+// DRAM tier of the dram variant, which the other variants do not have).
 //
 // Each cell runs every variant with `seeds` seeds (repetition seeds of the scenario's, as a sweep
 // makes them) through the sweep machinery (sweep.hpp): every run is a row of the results
@@ -41,8 +43,9 @@ namespace kvsim::planner {
 
 // One term of an axis as written, parsed.
 struct AxisTerm {
-  std::string text;  // as written
-  std::string path;  // scenario path, or "users"
+  std::string text;     // as written
+  std::string variant;  // the variant it applies to; empty: every variant
+  std::string path;     // scenario path, or "users"
   std::vector<std::string> values;  // value text per point, with the unit
   std::vector<double> numbers;      // the number of each value (NaN where not numeric)
   bool log = false;                 // log-spaced range
@@ -54,10 +57,19 @@ AxisTerm parse_axis_term(const std::string& text, const std::string& flag);
 // An axis: its zipped terms resolved into overrides per point.
 struct MapAxis {
   std::string flag;                // "--x" or "--y"
-  std::vector<AxisTerm> terms;     // the first one labels the axis
-  std::vector<std::vector<scenario::Override>> overrides;  // per point
-  std::size_t size() const { return overrides.size(); }
-  const std::string& name() const { return terms.front().path; }
+  std::vector<AxisTerm> terms;  // the first one labels the axis
+  std::size_t size() const { return terms.front().values.size(); }
+  // The overrides of point i for a variant: those of every term that applies to it, in order
+  // (a `users` term gives the knob's overrides).
+  std::vector<scenario::Override> at(std::size_t i, const std::string& variant) const;
+  // Every path the axis may set.
+  std::vector<std::string> paths() const;
+  LoadKnob knob;
+  // The first term's path, with its variant when it names one ("dram:kv_offload.tiers.0.capacity").
+  std::string name() const {
+    const AxisTerm& t = terms.front();
+    return t.variant.empty() ? t.path : t.variant + ":" + t.path;
+  }
   const std::vector<std::string>& labels() const { return terms.front().values; }
   bool log() const { return terms.front().log; }
 };
@@ -68,6 +80,7 @@ MapAxis make_map_axis(const std::vector<std::string>& terms, const std::string& 
                       const LoadKnob& knob);
 
 struct MapOptions {
+  std::string definition;  // the command line that defines the map (for the outputs; may be empty)
   std::string scenario_path;
   scenario::LoadOptions load;  // --set overrides and the catalog
   std::vector<std::string> x;  // the x axis' terms
@@ -110,6 +123,7 @@ struct MapCell {
 };
 
 struct MapResult {
+  std::string definition;  // MapOptions::definition
   std::string scenario_name;
   std::string scenario_path;
   std::string db_path;

@@ -8,3 +8,9 @@ if(TARGET kvsim AND TARGET kvsim_planner)
            COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/slurm_test.sh $<TARGET_FILE:kvsim> ${PROJECT_SOURCE_DIR})
   set_tests_properties(planner_slurm PROPERTIES LABELS slurm TIMEOUT 280 RUN_SERIAL TRUE)
 endif()
+# kvsim map: kill and rerun, outputs that agree, bad input.
+if(TARGET kvsim AND TARGET kvsim_planner)
+  add_test(NAME planner_map_cli
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/map_cli_test.sh $<TARGET_FILE:kvsim> ${PROJECT_SOURCE_DIR})
+  set_tests_properties(planner_map_cli PROPERTIES LABELS "planner;cli" TIMEOUT 300)
+endif()
