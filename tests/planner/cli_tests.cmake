@@ -14,3 +14,9 @@ if(TARGET kvsim AND TARGET kvsim_planner)
            COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/map_cli_test.sh $<TARGET_FILE:kvsim> ${PROJECT_SOURCE_DIR})
   set_tests_properties(planner_map_cli PROPERTIES LABELS "planner;cli" TIMEOUT 300)
 endif()
+# The maps of docs/offload.md regenerate from the commands stored with them (one shard).
+if(TARGET kvsim AND TARGET kvsim_planner)
+  add_test(NAME planner_map_docs
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/map_docs_test.sh $<TARGET_FILE:kvsim> ${PROJECT_SOURCE_DIR})
+  set_tests_properties(planner_map_docs PROPERTIES LABELS "planner;cli;docs" TIMEOUT 600)
+endif()
