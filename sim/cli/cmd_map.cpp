@@ -129,7 +129,15 @@ int cmd_map(const MapCliOptions& o, const CommonOptions& common) {
   if (ec || !std::filesystem::is_directory(o.out))
     throw InputError(o.out, 0, 0, "--out: cannot create the folder: " + ec.message());
 
-  const auto map = planner::run_map(mo);
+  auto map = planner::run_map(mo);
+  // The outputs name the database relative to their folder when it is inside it (map.db by
+  // default), so a copied or moved folder still finds its runs.
+  {
+    const auto db = std::filesystem::absolute(map.db_path).lexically_normal();
+    const auto dir = std::filesystem::absolute(o.out).lexically_normal();
+    const auto rel = db.lexically_relative(dir);
+    map.db_path = !rel.empty() && *rel.begin() != ".." ? rel.string() : db.string();
+  }
   for (const auto& m : map.messages) std::cerr << "kvsim map: " << m << '\n';
 
   const auto base = std::filesystem::path(o.out);
@@ -158,7 +166,8 @@ int cmd_map(const MapCliOptions& o, const CommonOptions& common) {
   }
   // stderr with --format json, so stdout stays one JSON document
   (o.format == "json" ? std::cerr : std::cout)
-      << "map: " << html << ", " << json << ", " << csv << "; runs in " << map.db_path << '\n';
+      << "map: " << html << ", " << json << ", " << csv << "; runs in " << mo.sweep.db_path
+      << '\n';
   if (map.report.skipped_failed > 0)
     std::cerr << "kvsim map: retry failed runs with --retry-failed\n";
   return map.report.ran_failed + map.report.skipped_failed > 0 ? kExitCheckFailed : 0;

@@ -159,7 +159,7 @@ void write_heatmap(std::ostream& os, const MapResult& m, std::size_t i, std::siz
   static const std::array<double, 4> width = {2.0, 2.5, 2.5, 3.0};
   for (std::size_t l = 0; l < std::size(kMapContourLevels); ++l) {
     const double level = kMapContourLevels[l];
-    const auto segs = contour_segments(grid, nx, ny, level);
+    const auto segs = contour_segments(grid, nx, ny, level, kMapContourTolerance);
     if (segs.empty()) continue;
     os << "<g class=\"contour\" stroke=\"#111\" stroke-width=\"" << fmt(width[l])
        << "\" fill=\"none\" stroke-linecap=\"round\"";
@@ -218,16 +218,20 @@ void write_heatmap(std::ostream& os, const MapResult& m, std::size_t i, std::siz
 }  // namespace
 
 std::vector<ContourSegment> contour_segments(const std::vector<double>& values, std::size_t nx,
-                                             std::size_t ny, double level) {
+                                             std::size_t ny, double level, double tolerance) {
   std::vector<ContourSegment> out;
   if (nx < 2 || ny < 2 || values.size() < nx * ny) return out;
+  const auto at = [&](std::size_t k) {
+    const double v = values[k];
+    return std::abs(v - level) <= tolerance * std::abs(level) ? level : v;
+  };
   for (std::size_t iy = 0; iy + 1 < ny; ++iy) {
     for (std::size_t ix = 0; ix + 1 < nx; ++ix) {
       // Corners counter-clockwise from (ix, iy): a, b = (ix+1, iy), c = (ix+1, iy+1), d.
-      const double a = values[iy * nx + ix];
-      const double b = values[iy * nx + ix + 1];
-      const double c = values[(iy + 1) * nx + ix + 1];
-      const double d = values[(iy + 1) * nx + ix];
+      const double a = at(iy * nx + ix);
+      const double b = at(iy * nx + ix + 1);
+      const double c = at((iy + 1) * nx + ix + 1);
+      const double d = at((iy + 1) * nx + ix);
       if (std::isnan(a) || std::isnan(b) || std::isnan(c) || std::isnan(d)) continue;
       const int code = (a >= level ? 1 : 0) | (b >= level ? 2 : 0) | (c >= level ? 4 : 0) |
                        (d >= level ? 8 : 0);
@@ -523,7 +527,8 @@ void write_map_html(std::ostream& os, const MapResult& m) {
   os << "; " << m.seeds << " seed" << (m.seeds > 1 ? "s" : "")
      << " per cell (mean). x: <b>" << xml_escape(m.x.name()) << "</b>, y: <b>"
      << xml_escape(m.y.name()) << "</b>. Each heatmap is one variant's gain over another; lines "
-     << "mark 1x (dotted), 2x, 3x (dashed) and 4x. Hover a cell for every variant's figures.</p>\n";
+     << "mark 1x (dotted), 2x, 3x (dashed) and 4x, gains within 2 % of a level (one seed's noise) "
+     << "counting as at it. Hover a cell for every variant's figures.</p>\n";
   os << "<table><tr><th>variant</th><th>what it is</th></tr>\n";
   for (const auto& v : m.variants) {
     os << "<tr><td style=\"text-align:left\">" << xml_escape(v.name)

@@ -17,6 +17,12 @@ namespace kvsim::planner {
 // The gain levels a map draws as contour lines.
 inline constexpr double kMapContourLevels[] = {1.0, 2.0, 3.0, 4.0};
 
+// Gains within this fraction of a level count as at the level when its line is drawn: one seed's
+// run-to-run noise (the gain of two variants that do the same thing scatters by about +-2 % over
+// the seed deployment's maps), so a region where offload changes nothing has no 1x line wandering
+// through it; a line moves by at most this much.
+inline constexpr double kMapContourTolerance = 0.02;
+
 // One straight piece of a contour line, in grid coordinates: (0, 0) is the centre of the cell
 // (ix 0, iy 0) and (nx - 1, ny - 1) the centre of the last.
 struct ContourSegment {
@@ -30,9 +36,11 @@ struct ContourSegment {
 // centres, row-major (values[iy * nx + ix]): within each square of four neighbouring centres the
 // line where the bilinear interpolant crosses `level`, cut at the square's edges by linear
 // interpolation; the two saddle cases are resolved by the mean of the four corners. A square with
-// a NaN corner has no line.
+// a NaN corner has no line. Values within `tolerance` x level of the level are taken as the level
+// (and so as above it).
 std::vector<ContourSegment> contour_segments(const std::vector<double>& values, std::size_t nx,
-                                             std::size_t ny, double level);
+                                             std::size_t ny, double level,
+                                             double tolerance = 0.0);
 
 // The pairs (i, j), i < j, of variant indices a map compares: variant j's gain over variant i.
 std::vector<std::pair<std::size_t, std::size_t>> map_pairs(const MapResult& map);

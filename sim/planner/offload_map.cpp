@@ -100,10 +100,16 @@ std::vector<Variant> resolve_variants(const MapOptions& o, const scenario::Scena
                                  [&](const Variant& v) { return v.name == name; });
     if (it == defaults.end()) {
       std::string names;
-      for (const auto& v : defaults) names += (names.empty() ? "" : ", ") + v.name;
-      throw InputError("", 0, 0,
-                       "--variants: no variant '" + name + "' for this scenario (it has " + names +
-                           "; define others with --variant 'NAME: path=value, ...')");
+      for (const auto& v : defaults) {
+        names += names.empty() ? "" : ", ";
+        names += v.name;
+      }
+      std::string message = "--variants: no variant '";
+      message += name;
+      message += "' for this scenario (it has ";
+      message += names;
+      message += "; define others with --variant 'NAME: path=value, ...')";
+      throw InputError("", 0, 0, message);
     }
     out.push_back(*it);
   }
@@ -193,15 +199,22 @@ AxisTerm parse_axis_term(const std::string& text, const std::string& flag) {
   const auto count = static_cast<std::int64_t>(count_d);
   if (t.log && (from <= 0 || to <= 0)) return fail("a log-spaced range needs FROM and TO above 0");
   if (count == 1 && from != to) return fail("one point needs FROM equal to TO");
-  const bool integer = int_from && int_to;
+  // Counts (no unit) written as integers stay integers; values with a unit are rounded to four
+  // significant digits (1.544GB/s), which is also the value set.
+  const bool integer = int_from && int_to && unit_from.empty();
   for (std::int64_t i = 0; i < count; ++i) {
     const double f = count == 1 ? 0.0 : static_cast<double>(i) / static_cast<double>(count - 1);
     double v = t.log ? from * std::pow(to / from, f) : from + (to - from) * f;
     if (i == count - 1) v = to;
-    if (integer) v = static_cast<double>(std::llround(v));
+    if (integer) {
+      v = static_cast<double>(std::llround(v));
+    } else if (v != 0) {
+      const double scale = std::pow(10.0, 3 - std::floor(std::log10(std::abs(v))));
+      v = std::round(v * scale) / scale;
+    }
     if (!t.numbers.empty() && v == t.numbers.back())
       return fail("points " + std::to_string(i) + " and " + std::to_string(i + 1) +
-                  " round to the same integer " + value_text(v, true, unit_from) +
+                  " round to the same value " + value_text(v, integer, unit_from) +
                   "; use fewer points or a wider range");
     t.numbers.push_back(v);
     t.values.push_back(value_text(v, integer, unit_from));
@@ -221,12 +234,15 @@ MapAxis make_map_axis(const std::vector<std::string>& terms, const std::string& 
     const AxisTerm& t = a.terms.back();
     if (!paths.insert(t.variant + ":" + t.path).second)
       throw InputError("", 0, 0, flag + ": path '" + t.path + "' is given twice");
-    if (t.values.size() != a.terms.front().values.size())
-      throw InputError("", 0, 0,
-                       flag + " '" + text + "': " + std::to_string(t.values.size()) +
-                           " values, but '" + a.terms.front().text + "' has " +
-                           std::to_string(a.terms.front().values.size()) +
-                           " (terms of one axis vary together)");
+    if (t.values.size() != a.terms.front().values.size()) {
+      std::string message = flag;
+      message += " '" + text + "': ";
+      message += std::to_string(t.values.size()) + " values, but '";
+      message += a.terms.front().text + "' has ";
+      message += std::to_string(a.terms.front().values.size());
+      message += " (terms of one axis vary together)";
+      throw InputError("", 0, 0, message);
+    }
     if (t.path != "users") continue;
     for (std::size_t i = 0; i < t.values.size(); ++i) {
       const double n = t.numbers[i];
@@ -470,6 +486,7 @@ void fill_slo(MapResult& r, const MapOptions& o, const LoadKnob& knob) {
   int jobs = so.jobs > 0 ? so.jobs : static_cast<int>(std::thread::hardware_concurrency());
   jobs = std::max(1, std::min<int>(jobs, static_cast<int>(std::max<std::size_t>(mine.size(), 1))));
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(jobs));
   for (int t = 0; t < jobs; ++t) threads.emplace_back(worker);
   for (auto& t : threads) t.join();
   if (progress != nullptr) progress->finish();

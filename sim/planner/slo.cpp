@@ -183,7 +183,7 @@ const std::vector<std::string>& base_metric_names() {
 }
 
 std::string resolve_metric(const std::string& written, const std::string& what) {
-  const std::string metric = canonical_name(written);
+  std::string metric = canonical_name(written);
   if (known_metric(metric)) return metric;
   std::vector<std::string> candidates = base_metric_names();
   for (const char* alias :
@@ -257,7 +257,9 @@ Slo parse_slo(const std::string& text, const std::string& what) {
     const std::string value_text = trim(std::string_view(raw).substr(op_pos + (eq ? 2 : 1)));
     if (written.empty()) fail(raw, "no metric name before the comparison");
     if (value_text.empty()) fail(raw, "no value after the comparison");
-    term.metric = resolve_metric(written, what + " '" + raw + "'");
+    std::string where = what;
+    where += " '" + raw + "'";
+    term.metric = resolve_metric(written, where);
     term.kind = kind_of(term.metric);
     bool ok = false;
     const double bare = parse_plain_number(value_text, &ok);

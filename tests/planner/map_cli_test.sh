@@ -115,7 +115,7 @@ expect_bad() {
   grep -qF -- "$want" "$work/bad.err" || fail "no '$want' in: $(cat "$work/bad.err")"
 }
 expect_bad "expected PATH=FROM:TO:COUNT" scenarios/seed/4x4090-vram-only.yaml --x users --y a.b=1 -o "$work/whole"
-expect_bad "round to the same integer" scenarios/seed/4x4090-vram-only.yaml --x users=1:3:9 --y a.b=1 -o "$work/whole"
+expect_bad "round to the same value" scenarios/seed/4x4090-vram-only.yaml --x users=1:3:9 --y a.b=1 -o "$work/whole"
 expect_bad "no variant 'tape'" scenarios/seed/4x4090-vram-only.yaml --x users=4,8 --y engine.max_num_seqs=8 --variants vram-only,tape -o "$work/whole"
 expect_bad "lots" scenarios/seed/4x4090-vram-only.yaml --x users=4,8 --y engine.max_num_seqs=8,lots -o "$work/whole"
 expect_bad "cannot set them" scenarios/seed/4x4090-vram-only.yaml --x users=4,8 --y engine.max_num_seqs=8 --slo 'ttft_p90<=2s' -o "$work/whole"

@@ -56,6 +56,16 @@ TEST(MapAxisTerm, LogRangeWithUnitsDoublesEachStep) {
   EXPECT_DOUBLE_EQ(t.numbers[2], 64);
 }
 
+TEST(MapAxisTerm, ValuesWithUnitsKeepFourSignificantDigits) {
+  // 1 to 50 GB/s in 10 log-spaced points: 50^(1/9) = 1.5445... per step.
+  const auto t = parse_axis_term("hardware.servers.0.nic.rate=1GB/s:50GB/s:10:log", "--x");
+  ASSERT_EQ(t.values.size(), 10U);
+  EXPECT_EQ(t.values[0], "1GB/s");
+  EXPECT_EQ(t.values[1], "1.544GB/s");
+  EXPECT_EQ(t.values[2], "2.385GB/s");
+  EXPECT_EQ(t.values[9], "50GB/s");
+}
+
 TEST(MapAxisTerm, FractionalRangeAndList) {
   const auto f = parse_axis_term("a.b=0.5:1:3", "--x");
   EXPECT_EQ(f.values, (std::vector<std::string>{"0.5", "0.75", "1"}));
@@ -71,7 +81,7 @@ TEST(MapAxisTerm, BadTermsNameTheFlagAndTheProblem) {
     return error_of([&] { (void)parse_axis_term(text, "--x"); });
   };
   EXPECT_NE(err("users").find("--x 'users': expected PATH=FROM:TO:COUNT"), std::string::npos);
-  EXPECT_NE(err("users=1:3:5").find("round to the same integer"), std::string::npos);
+  EXPECT_NE(err("users=1:3:5").find("round to the same value"), std::string::npos);
   EXPECT_NE(err("a=1GiB:2GB:3").find("different units"), std::string::npos);
   EXPECT_NE(err("a=0:10:3:log").find("above 0"), std::string::npos);
   EXPECT_NE(err("a=1:10:0").find("COUNT '0'"), std::string::npos);
@@ -135,6 +145,18 @@ TEST(MapContours, APeakIsEnclosedByADiamond) {
   }
   const std::set<std::pair<double, double>> want = {{1, 0.5}, {0.5, 1}, {1.5, 1}, {1, 1.5}};
   EXPECT_EQ(ends, want);
+}
+
+TEST(MapContours, GainsWithinTheToleranceCountAsTheLevel) {
+  // A flat field of noise around 1x has lines without a tolerance and none with 2 %; a real step
+  // from 0.5 to 1.5 keeps its line, half-way.
+  const std::vector<double> noise = {0.99, 1.01, 1.015, 0.985, 1.0, 0.99, 1.01, 0.981, 1.019};
+  EXPECT_FALSE(contour_segments(noise, 3, 3, 1.0).empty());
+  EXPECT_TRUE(contour_segments(noise, 3, 3, 1.0, 0.02).empty());
+  const std::vector<double> step = {0.5, 1.5, 0.5, 1.5};
+  const auto s = contour_segments(step, 2, 2, 1.0, 0.02);
+  ASSERT_EQ(s.size(), 1U);
+  EXPECT_DOUBLE_EQ(s[0].x0, 0.5);
 }
 
 TEST(MapContours, SaddlesFollowTheCentreAndNaNHasNoLine) {
