@@ -1,6 +1,6 @@
 // kvsim-gui: the desktop application. With --screenshot it runs headless (set
-// QT_QPA_PLATFORM=offscreen): opens the scenario, runs it (--run), renders the chosen view to a
-// PNG and exits. Exit codes as the command line's: 0 ok, 2 bad input, 3 internal error.
+// QT_QPA_PLATFORM=offscreen): opens the scenario (or map), runs it (--run), renders the chosen
+// view to a PNG and exits. Exit codes as the command line's: 0 ok, 2 bad input, 3 internal error.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QEventLoop>
@@ -11,6 +11,7 @@
 #include "kvsim/gui/run_controller.hpp"
 #include "kvsim/version.hpp"
 #include "main_window.hpp"
+#include "map_view.hpp"
 #include "whatif_view.hpp"
 
 namespace {
@@ -44,6 +45,17 @@ int main(int argc, char** argv) {
   const QCommandLineOption db_opt(QStringLiteral("results"),
                                   QStringLiteral("Results database to open"),
                                   QStringLiteral("FILE"));
+  const QCommandLineOption map_opt(
+      QStringLiteral("map"), QStringLiteral("Break-even map (map.json from kvsim map) to open"),
+      QStringLiteral("FILE"));
+  const QCommandLineOption map_cell_opt(
+      QStringLiteral("map-cell"),
+      QStringLiteral("With --map: select the cell at IX,IY (0-based), as a click does"),
+      QStringLiteral("IX,IY"));
+  const QCommandLineOption map_pair_opt(
+      QStringLiteral("map-pair"),
+      QStringLiteral("With --map: the pair of variants to show, e.g. 'dram / vram-only'"),
+      QStringLiteral("PAIR"));
   const QCommandLineOption run_opt(
       QStringLiteral("run"),
       QStringLiteral("Run the scenario (and, with --view whatif, the what-if sweep)"));
@@ -51,9 +63,11 @@ int main(int argc, char** argv) {
       QStringLiteral("screenshot"),
       QStringLiteral("Render the window to a PNG (or SVG) after the runs and exit"),
       QStringLiteral("OUT"));
-  const QCommandLineOption view_opt(QStringLiteral("view"),
-                                    QStringLiteral("View to show: editor, whatif, run, results"),
-                                    QStringLiteral("VIEW"), QStringLiteral("editor"));
+  const QCommandLineOption view_opt(
+      QStringLiteral("view"),
+      QStringLiteral("View to show: editor, whatif, map, run, results "
+                     "(default: map with --map, else editor)"),
+      QStringLiteral("VIEW"), QStringLiteral("editor"));
   const QCommandLineOption knob_opt(
       QStringLiteral("knob"), QStringLiteral("What-if knob (dotted path)"), QStringLiteral("PATH"),
       QStringLiteral("workload.clients.num_clients"));
@@ -65,8 +79,8 @@ int main(int argc, char** argv) {
       QStringLiteral("With --run: also run the KV-tier variants and compare them in the run view"));
   const QCommandLineOption size_opt(QStringLiteral("size"), QStringLiteral("Window size WxH"),
                                     QStringLiteral("WxH"), QStringLiteral("1440x900"));
-  cli.addOptions({scenario_opt, db_opt, run_opt, shot_opt, view_opt, knob_opt, values_opt,
-                  variants_opt, size_opt});
+  cli.addOptions({scenario_opt, db_opt, map_opt, map_cell_opt, map_pair_opt, run_opt, shot_opt,
+                  view_opt, knob_opt, values_opt, variants_opt, size_opt});
   cli.process(app);
 
   kvsim::gui::MainWindow window;
@@ -74,12 +88,36 @@ int main(int argc, char** argv) {
   if (size.size() == 2 && size[0].toInt() > 0 && size[1].toInt() > 0)
     window.resize(size[0].toInt(), size[1].toInt());
   const bool headless = cli.isSet(shot_opt);
-  const QString view = cli.value(view_opt);
+  const QString view =
+      cli.isSet(view_opt) || !cli.isSet(map_opt) ? cli.value(view_opt) : QStringLiteral("map");
   int rc = 0;
   if (cli.isSet(scenario_opt) && !window.open_scenario(cli.value(scenario_opt))) rc = 2;
   if (cli.isSet(db_opt) && !window.open_results(cli.value(db_opt))) rc = 2;
+  if (cli.isSet(map_opt)) {
+    if (!window.open_map(cli.value(map_opt))) {
+      rc = 2;
+    } else {
+      if (cli.isSet(map_pair_opt) && !window.map_view()->set_pair(cli.value(map_pair_opt))) {
+        std::fprintf(stderr, "kvsim-gui: --map-pair %s: the map has no such pair\n",
+                     qPrintable(cli.value(map_pair_opt)));
+        return 2;
+      }
+      if (cli.isSet(map_cell_opt)) {
+        const QStringList cell = cli.value(map_cell_opt).split(QLatin1Char(','));
+        bool ok_x = false;
+        bool ok_y = false;
+        const int ix = cell.size() == 2 ? cell[0].trimmed().toInt(&ok_x) : -1;
+        const int iy = cell.size() == 2 ? cell[1].trimmed().toInt(&ok_y) : -1;
+        if (!ok_x || !ok_y || !window.map_view()->select_cell(ix, iy)) {
+          std::fprintf(stderr, "kvsim-gui: --map-cell %s: expected IX,IY inside the map's grid\n",
+                       qPrintable(cli.value(map_cell_opt)));
+          return 2;
+        }
+      }
+    }
+  }
   if (!window.set_view(view)) {
-    std::fprintf(stderr, "kvsim-gui: --view %s: expected editor, whatif, run or results\n",
+    std::fprintf(stderr, "kvsim-gui: --view %s: expected editor, whatif, map, run or results\n",
                  qPrintable(view));
     return 2;
   }

@@ -25,11 +25,13 @@
 #include "editor_view.hpp"
 #include "kvsim/gui/csv_export.hpp"
 #include "kvsim/gui/knob_model.hpp"
+#include "kvsim/gui/map_data.hpp"
 #include "kvsim/gui/results_db_model.hpp"
 #include "kvsim/gui/run_controller.hpp"
 #include "kvsim/gui/run_table_model.hpp"
 #include "kvsim/gui/scenario_document.hpp"
 #include "kvsim/gui/summary_model.hpp"
+#include "map_view.hpp"
 #include "results_view.hpp"
 #include "run_view.hpp"
 #include "whatif_view.hpp"
@@ -71,12 +73,14 @@ MainWindow::MainWindow(QWidget* parent)
       tabs_(new QTabWidget(this)),
       editor_(new EditorView(doc_, this)),
       whatif_(new WhatIfView(doc_, editor_->knob_model(), runner_, this)),
+      map_(new MapView(this)),
       run_view_(new RunView(this)),
       results_(new ResultsView(this)),
       message_(new QLabel(this)),
       progress_(new QProgressBar(this)) {
   tabs_->addTab(editor_, QStringLiteral("Scenario"));
   tabs_->addTab(whatif_, QStringLiteral("What-if"));
+  tabs_->addTab(map_, QStringLiteral("Map"));
   tabs_->addTab(run_view_, QStringLiteral("Run detail"));
   tabs_->addTab(results_, QStringLiteral("Results database"));
   message_->setObjectName(QStringLiteral("message_bar"));
@@ -137,6 +141,9 @@ MainWindow::MainWindow(QWidget* parent)
                   : QStringLiteral("Runs finished"),
         cancelled ? 8000 : 5000);
   });
+  connect(map_, &MapView::openRequested, this, &MainWindow::open_map_dialog);
+  connect(map_, &MapView::openRuns, this,
+          [this](const QString& db, const QStringList& keys) { open_results(db, keys); });
   connect(whatif_, &WhatIfView::openRun, this, [this](const RunPtr& run) {
     run_view_->open_run(run);
     tabs_->setCurrentWidget(run_view_);
@@ -160,6 +167,9 @@ void MainWindow::build_menus() {
   QAction* db = file->addAction(QStringLiteral("Open results &database..."), this,
                                 &MainWindow::open_results_dialog);
   db->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+O")));
+  QAction* map =
+      file->addAction(QStringLiteral("Open &map..."), this, &MainWindow::open_map_dialog);
+  map->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+M")));
   file->addSeparator();
   QAction* ev = file->addAction(QStringLiteral("&Export view as PNG/SVG..."), this,
                                 &MainWindow::export_view_dialog);
@@ -180,8 +190,8 @@ void MainWindow::build_menus() {
   c->setShortcut(QKeySequence(QStringLiteral("Ctrl+.")));
 
   QMenu* view = menuBar()->addMenu(QStringLiteral("&View"));
-  const char* names[] = {"&Scenario", "&What-if", "Run &detail", "Results &database"};
-  for (int i = 0; i < 4; ++i) {
+  const char* names[] = {"&Scenario", "&What-if", "&Map", "Run &detail", "Results &database"};
+  for (int i = 0; i < 5; ++i) {
     QAction* a = view->addAction(QString::fromUtf8(names[i]), this,
                                  [this, i] { tabs_->setCurrentIndex(i); });
     a->setShortcut(QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1)));
@@ -224,9 +234,9 @@ bool MainWindow::open_scenario(const QString& path) {
   return true;
 }
 
-bool MainWindow::open_results(const QString& path) {
+bool MainWindow::open_results(const QString& path, const QStringList& run_keys) {
   tabs_->setCurrentWidget(results_);
-  const bool ok = results_->open(path);
+  const bool ok = results_->open(path, run_keys);
   if (!ok) {
     show_message(
         results_->status_label()->text().remove(QRegularExpression(QStringLiteral("<[^>]*>"))),
@@ -235,6 +245,16 @@ bool MainWindow::open_results(const QString& path) {
     show_message({}, false);
   }
   return ok;
+}
+
+bool MainWindow::open_map(const QString& path) {
+  tabs_->setCurrentWidget(map_);
+  if (!map_->open(path)) {
+    show_message(map_->last_error(), true);
+    return false;
+  }
+  show_message({}, false);
+  return true;
 }
 
 bool MainWindow::run_scenario() {
@@ -277,8 +297,8 @@ bool MainWindow::run_whatif() {
 }
 
 bool MainWindow::set_view(const QString& name) {
-  const QStringList names{QStringLiteral("editor"), QStringLiteral("whatif"), QStringLiteral("run"),
-                          QStringLiteral("results")};
+  const QStringList names{QStringLiteral("editor"), QStringLiteral("whatif"), QStringLiteral("map"),
+                          QStringLiteral("run"), QStringLiteral("results")};
   const auto i = names.indexOf(name);
   if (i < 0) return false;
   tabs_->setCurrentIndex(static_cast<int>(i));
@@ -303,6 +323,7 @@ bool MainWindow::export_table(const QString& path) {
   QWidget* w = tabs_->currentWidget();
   if (w == editor_) csv = model_to_csv(*editor_->knob_model());
   if (w == whatif_) csv = model_to_csv(*whatif_->model());
+  if (w == map_) csv = model_to_csv(*map_->cell_model());
   if (w == run_view_) csv = model_to_csv(*run_view_->summary_model(), true);
   if (w == results_) csv = model_to_csv(*results_->filtered());
   QFile f(path);
@@ -352,6 +373,13 @@ void MainWindow::open_results_dialog() {
       this, QStringLiteral("Open results database"), QString(),
       QStringLiteral("Results database (*.db *.sqlite);;All files (*)"));
   if (!path.isEmpty()) open_results(path);
+}
+
+void MainWindow::open_map_dialog() {
+  const QString path = QFileDialog::getOpenFileName(
+      this, QStringLiteral("Open map"), QString(),
+      QStringLiteral("Map from kvsim map (map.json *.json);;All files (*)"));
+  if (!path.isEmpty()) open_map(path);
 }
 
 void MainWindow::export_view_dialog() {

@@ -1,8 +1,8 @@
 #pragma once
-// The kvsim-gui main window: tabs for the scenario editor, what-if exploration, run detail and
-// the results database browser; File and Run menus with the usual shortcuts (Ctrl+O, Ctrl+S,
-// Ctrl+R), recent files, export of the current view (PNG, SVG) and table (CSV), and a message
-// bar that shows errors without blocking (no modal dialogs on bad input).
+// The kvsim-gui main window: tabs for the scenario editor, what-if exploration, break-even maps,
+// run detail and the results database browser; File and Run menus with the usual shortcuts (Ctrl+O,
+// Ctrl+S, Ctrl+R), recent files, export of the current view (PNG, SVG) and table (CSV), and a
+// message bar that shows errors without blocking (no modal dialogs on bad input).
 #include <QMainWindow>
 
 #include "kvsim/gui/run_data.hpp"
@@ -15,6 +15,7 @@ class QTabWidget;
 namespace kvsim::gui {
 
 class EditorView;
+class MapView;
 class ResultsView;
 class RunController;
 class RunView;
@@ -30,7 +31,10 @@ class MainWindow : public QMainWindow {
   // Opens a scenario; a file that cannot be read or decoded shows its problem in the message bar
   // (and, for a decoding problem, in the editor). False when the scenario is not usable.
   bool open_scenario(const QString& path);
-  bool open_results(const QString& path);
+  // Opens a results database, with `run_keys` only those runs (a map cell's).
+  bool open_results(const QString& path, const QStringList& run_keys = {});
+  // Opens a map.json from `kvsim map` in the Map tab; false (message bar) when it is unusable.
+  bool open_map(const QString& path);
   // Runs the scenario as written (Ctrl+R); false when it cannot start.
   bool run_scenario();
   bool run_whatif();
@@ -39,7 +43,7 @@ class MainWindow : public QMainWindow {
   bool run_variants();
   // Renders the whole window to PNG or SVG (by extension).
   bool screenshot(const QString& path);
-  // "editor", "whatif", "run" or "results"; false for another name.
+  // "editor", "whatif", "map", "run" or "results"; false for another name.
   bool set_view(const QString& name);
   // Writes the current view as PNG or SVG (by extension) / the current table as CSV.
   bool export_view(const QString& path);
@@ -49,6 +53,7 @@ class MainWindow : public QMainWindow {
   RunController* runner() const { return runner_; }
   EditorView* editor() const { return editor_; }
   WhatIfView* whatif() const { return whatif_; }
+  MapView* map_view() const { return map_; }
   RunView* run_view() const { return run_view_; }
   ResultsView* results() const { return results_; }
   QLabel* message_bar() const { return message_; }
@@ -68,12 +73,14 @@ class MainWindow : public QMainWindow {
   void export_view_dialog();
   void export_table_dialog();
   void open_results_dialog();
+  void open_map_dialog();
 
   ScenarioDocument* doc_;
   RunController* runner_;
   QTabWidget* tabs_;
   EditorView* editor_;
   WhatIfView* whatif_;
+  MapView* map_;
   RunView* run_view_;
   ResultsView* results_;
   QLabel* message_;

@@ -6,6 +6,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
@@ -30,6 +31,7 @@ ResultsView::ResultsView(QWidget* parent)
           QStringLiteral(
               "Open a results database written by `kvsim sweep` (File > Open results database)."),
           this)),
+      show_all_(new QPushButton(QStringLiteral("Show all runs"), this)),
       chart_(make_chart_view(QStringLiteral("Runs"), this)) {
   proxy_->setSourceModel(model_);
   proxy_->setFilterKeyColumn(-1);
@@ -44,6 +46,11 @@ ResultsView::ResultsView(QWidget* parent)
   status_->setObjectName(QStringLiteral("results_status"));
   status_->setWordWrap(true);
   chart_->setObjectName(QStringLiteral("results_chart"));
+  show_all_->setObjectName(QStringLiteral("results_show_all"));
+  show_all_->hide();
+  connect(show_all_, &QPushButton::clicked, this, [this] {
+    if (!model_->path().isEmpty()) open(model_->path());
+  });
   connect(filter_, &QLineEdit::textChanged, this, [this](const QString& t) {
     proxy_->setFilterFixedString(t);
     redraw();
@@ -62,14 +69,17 @@ ResultsView::ResultsView(QWidget* parent)
   split->addWidget(chart_);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 6, 6, 6);
-  layout->addWidget(status_);
+  auto* head = new QHBoxLayout();
+  head->addWidget(status_, 1);
+  head->addWidget(show_all_);
+  layout->addLayout(head);
   layout->addLayout(bar);
   layout->addWidget(split, 1);
 }
 
-bool ResultsView::open(const QString& path) {
+bool ResultsView::open(const QString& path, const QStringList& run_keys) {
   try {
-    model_->open(path);
+    model_->open(path, run_keys);
   } catch (const InputError& e) {
     const std::string msg =
         e.diagnostics().empty() ? e.what() : e.diagnostics().front().to_string();
@@ -77,7 +87,16 @@ bool ResultsView::open(const QString& path) {
                          .arg(QString::fromStdString(msg).toHtmlEscaped()));
     return false;
   }
-  status_->setText(QStringLiteral("%1: %2 runs").arg(path).arg(model_->rowCount()));
+  if (run_keys.isEmpty()) {
+    status_->setText(QStringLiteral("%1: %2 runs").arg(path).arg(model_->rowCount()));
+  } else {
+    status_->setText(
+        QStringLiteral("%1: the runs of a map cell (%2 of its %3 run keys are in the database)")
+            .arg(path)
+            .arg(model_->rowCount())
+            .arg(run_keys.size()));
+  }
+  show_all_->setVisible(!run_keys.isEmpty());
   const QSignalBlocker bx(x_);
   const QSignalBlocker by(y_);
   x_->clear();

@@ -1,12 +1,14 @@
 #pragma once
 // Browses a planner results database: the runs as a sortable, filterable table and a scatter
-// chart of any two numeric columns over the rows the filter keeps.
+// chart of any two numeric columns over the rows the filter keeps. Opened from a map cell, it
+// shows only that cell's runs (by run key) until "Show all runs".
 #include <QWidget>
 
 class QChartView;
 class QComboBox;
 class QLabel;
 class QLineEdit;
+class QPushButton;
 class QSortFilterProxyModel;
 class QTableView;
 
@@ -19,11 +21,13 @@ class ResultsView : public QWidget {
 
  public:
   explicit ResultsView(QWidget* parent = nullptr);
-  // Opens a database; on failure the message is shown in the view and false returned.
-  bool open(const QString& path);
+  // Opens a database, with `run_keys` only the runs with those keys; on failure the message is
+  // shown in the view and false returned.
+  bool open(const QString& path, const QStringList& run_keys = {});
   ResultsDbModel* model() const { return model_; }
   QSortFilterProxyModel* filtered() const { return proxy_; }
   QLabel* status_label() const { return status_; }
+  QPushButton* show_all_button() const { return show_all_; }
   QChartView* chart() const { return chart_; }
 
  private:
@@ -36,6 +40,7 @@ class ResultsView : public QWidget {
   QComboBox* x_;
   QComboBox* y_;
   QLabel* status_;
+  QPushButton* show_all_;
   QChartView* chart_;
 };
 

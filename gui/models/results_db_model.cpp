@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <QFileInfo>
+#include <algorithm>
 #include <memory>
 #include <set>
 #include <string>
@@ -68,7 +69,7 @@ QVariant cell(sqlite3_stmt* s, int c) {
 
 ResultsDbModel::ResultsDbModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void ResultsDbModel::open(const QString& path) {
+void ResultsDbModel::open(const QString& path, const QStringList& run_keys) {
   if (!QFileInfo(path).isFile()) fail(path, "no such file");
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(path.toUtf8().constData(), &raw, SQLITE_OPEN_READONLY, nullptr);
@@ -118,10 +119,23 @@ void ResultsDbModel::open(const QString& path) {
   }
   std::string sql = "SELECT " + select + " FROM runs r";
   if (join) sql += " LEFT JOIN summaries s ON s.run_id = r.\"" + run_key + "\"";
+  if (!run_keys.isEmpty()) {
+    if (std::find(run_cols.begin(), run_cols.end(), "run_key") == run_cols.end())
+      fail(path, "cannot filter by run key: the runs table has no run_key column");
+    sql += " WHERE r.\"run_key\" IN (?";
+    for (qsizetype k = 1; k < run_keys.size(); ++k) sql += ", ?";
+    sql += ")";
+  }
   sql += " ORDER BY r.rowid";
   std::vector<std::vector<QVariant>> rows;
   {
     const Stmt s = prepare(db.get(), path, sql);
+    for (qsizetype k = 0; k < run_keys.size(); ++k) {
+      const QByteArray key = run_keys[k].toUtf8();
+      if (sqlite3_bind_text(s.get(), static_cast<int>(k + 1), key.constData(),
+                            static_cast<int>(key.size()), SQLITE_TRANSIENT) != SQLITE_OK)
+        fail(path, std::string("cannot filter by run key: ") + sqlite3_errmsg(db.get()));
+    }
     int step = 0;
     while ((step = sqlite3_step(s.get())) == SQLITE_ROW) {
       std::vector<QVariant> row;
@@ -134,6 +148,7 @@ void ResultsDbModel::open(const QString& path) {
   }
   beginResetModel();
   path_ = path;
+  run_keys_ = run_keys;
   columns_ = names;
   rows_ = std::move(rows);
   endResetModel();

@@ -17,10 +17,13 @@ class ResultsDbModel : public QAbstractTableModel {
  public:
   explicit ResultsDbModel(QObject* parent = nullptr);
 
-  // Loads every run of the database; throws InputError naming the file when it is not a
-  // readable kvsim results database. The model is unchanged on failure.
-  void open(const QString& path);
+  // Loads every run of the database, or with `run_keys` only the runs with those keys (a map
+  // cell's runs; the filter is part of the query); throws InputError naming the file when it is
+  // not a readable kvsim results database. The model is unchanged on failure.
+  void open(const QString& path, const QStringList& run_keys = {});
   const QString& path() const { return path_; }
+  // The run keys the rows are filtered to; empty when every run is shown.
+  const QStringList& run_key_filter() const { return run_keys_; }
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -35,6 +38,7 @@ class ResultsDbModel : public QAbstractTableModel {
 
  private:
   QString path_;
+  QStringList run_keys_;
   QStringList columns_;
   std::vector<std::vector<QVariant>> rows_;
 };

@@ -101,5 +101,45 @@ TEST(ResultsDbModel, AFailedOpenKeepsTheLoadedRuns) {
   EXPECT_EQ(m.path(), good);
 }
 
+TEST(ResultsDbModel, FiltersToTheRunKeysOfAMapCell) {
+  QTemporaryDir dir;
+  const QString path = dir.filePath(QStringLiteral("r.db"));
+  exec(path,
+       "PRAGMA application_id = 1802924909;"
+       "CREATE TABLE runs(id INTEGER PRIMARY KEY, run_key TEXT, status TEXT);"
+       "CREATE TABLE summaries(run_id INTEGER PRIMARY KEY, requests_per_sec NUMERIC);"
+       "INSERT INTO runs VALUES (1, 'k1', 'done'), (2, 'k2', 'done'), (3, 'k3', 'done'), "
+       "(4, 'it''s', 'done');"
+       "INSERT INTO summaries VALUES (1, 1.0), (2, 2.0), (3, 3.0), (4, 4.0);");
+  ResultsDbModel m;
+  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  // Keys are bound, not spliced into the SQL: a quote is just a character; unknown keys match
+  // nothing.
+  m.open(path, {QStringLiteral("k3"), QStringLiteral("it's"), QStringLiteral("k9")});
+  ASSERT_EQ(m.rowCount(), 2);
+  const int key = m.column_index(QStringLiteral("run_key"));
+  EXPECT_EQ(m.index(0, key).data().toString(), QStringLiteral("k3"));
+  EXPECT_EQ(m.index(1, key).data().toString(), QStringLiteral("it's"));
+  EXPECT_DOUBLE_EQ(
+      m.index(0, m.column_index(QStringLiteral("requests_per_sec"))).data(Qt::EditRole).toDouble(),
+      3.0);
+  EXPECT_EQ(m.run_key_filter().size(), 3);
+  m.open(path);
+  EXPECT_EQ(m.rowCount(), 4);
+  EXPECT_TRUE(m.run_key_filter().isEmpty());
+  // A database whose runs have no keys cannot be filtered by them.
+  const QString keyless = dir.filePath(QStringLiteral("keyless.db"));
+  exec(keyless,
+       "PRAGMA application_id = 1802924909; CREATE TABLE runs(run_id INTEGER); INSERT INTO runs "
+       "VALUES (7);");
+  try {
+    m.open(keyless, {QStringLiteral("k1")});
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(e.diagnostics().front().to_string().find("no run_key column"), std::string::npos);
+  }
+  EXPECT_EQ(m.rowCount(), 4);  // unchanged
+}
+
 }  // namespace
 }  // namespace kvsim::gui
