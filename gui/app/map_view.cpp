@@ -258,8 +258,9 @@ void MapCanvas::paintEvent(QPaintEvent* /*event*/) {
   std::vector<QString> placed_text;
   for (std::size_t l = 0; l < kLevels; ++l) {
     const double level = planner::kMapContourLevels[l];
-    const auto segs = planner::contour_segments(grid_, static_cast<std::size_t>(nx),
-                                                static_cast<std::size_t>(ny), level);
+    const auto segs =
+        planner::contour_segments(grid_, static_cast<std::size_t>(nx),
+                                  static_cast<std::size_t>(ny), level, planner::kMapContourTolerance);
     drawn_[l] = segs.size();
     if (segs.empty()) continue;
     p.setPen(contour_pen(l));

@@ -53,7 +53,8 @@ struct Shown {
 
 std::size_t planner_segments(const MapData& m, int pair, double level) {
   return planner::contour_segments(m.gain_grid(pair), static_cast<std::size_t>(m.nx()),
-                                   static_cast<std::size_t>(m.ny()), level)
+                                   static_cast<std::size_t>(m.ny()), level,
+                                   planner::kMapContourTolerance)
       .size();
 }
 
