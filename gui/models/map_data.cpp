@@ -13,6 +13,7 @@
 #include <string>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/planner/map_report.hpp"
 
 namespace kvsim::gui {
 namespace {
@@ -299,43 +300,11 @@ QString MapData::db_path() const {
 }
 
 QColor map_gain_colour(double gain) {
-  // The numbers of gain_colour in sim/planner/map_report.cpp: t = log2(gain) clamped to [-1, 2];
-  // white -> red below 1x; white -> blue 1 (2x) -> blue 2 (3x) -> blue 3 (4x) above.
-  if (!std::isfinite(gain) || gain <= 0) return QColor(0xd9, 0xd9, 0xd9);
-  const double t = std::clamp(std::log2(gain), -1.0, 2.0);
-  struct Rgb {
-    double r, g, b;
-  };
-  const Rgb white{247, 247, 247};
-  const Rgb red{214, 96, 77};
-  const std::array<Rgb, 3> blues = {Rgb{158, 202, 225}, Rgb{66, 146, 198}, Rgb{8, 69, 148}};
-  Rgb lo = white;
-  Rgb hi = red;
-  double f = -t;
-  if (t >= 0) {
-    const double k1 = 1.0;
-    const double k2 = std::log2(3.0);
-    if (t <= k1) {
-      lo = white;
-      hi = blues[0];
-      f = t / k1;
-    } else if (t <= k2) {
-      lo = blues[0];
-      hi = blues[1];
-      f = (t - k1) / (k2 - k1);
-    } else {
-      lo = blues[1];
-      hi = blues[2];
-      f = (t - k2) / (2.0 - k2);
-    }
-  }
-  const auto mix = [f](double a, double b) {
-    return static_cast<int>(std::lround(a + (b - a) * f));
-  };
-  return {mix(lo.r, hi.r), mix(lo.g, hi.g), mix(lo.b, hi.b)};
+  const planner::MapRgb c = planner::map_gain_colour(gain);
+  return {c.r, c.g, c.b};
 }
 
-bool map_gain_dark(double gain) { return std::isfinite(gain) && gain >= 2.6; }
+bool map_gain_dark(double gain) { return planner::map_gain_dark(gain); }
 
 QString map_gain_text(double gain) { return fixed(gain, 2); }
 

@@ -113,12 +113,12 @@ MapData load_map(const QString& path);
 // The same from text already read; `path` names it in messages.
 MapData parse_map(const QByteArray& text, const QString& path);
 
-// A gain's colour in the heatmap: the palette of `kvsim map`'s HTML report (gain_colour in
-// sim/planner/map_report.cpp, whose numbers this repeats): #f7f7f7 at 1x, light to dark blue at
+// A gain's colour in the heatmap: the palette of `kvsim map`'s HTML report
+// (planner::map_gain_colour in sim/planner/map_report.hpp): #f7f7f7 at 1x, light to dark blue at
 // 2x, 3x and 4x (#9ecae1, #4292c6, #084594; interpolated on log2 of the gain, 4x and above the
 // darkest), red #d6604d at 0.5x and below, grey #d9d9d9 where there is no gain.
 QColor map_gain_colour(double gain);
-// Whether a gain's cell is dark enough to need white text (map_report.cpp: 2.6x and above).
+// Whether a gain's cell is dark enough to need white text (planner::map_gain_dark).
 bool map_gain_dark(double gain);
 // "1.23", or "-" where there is no gain.
 QString map_gain_text(double gain);

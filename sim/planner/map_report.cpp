@@ -50,47 +50,13 @@ double crossing(double a, double b, double level) {
   return std::clamp((level - a) / (b - a), 0.0, 1.0);
 }
 
-// A colour for a gain: white at 1x, towards blue up to 4x, towards red down to 0.5x.
 std::string gain_colour(double g) {
-  if (!std::isfinite(g)) return "#d9d9d9";
-  const double t = std::clamp(std::log2(g), -1.0, 2.0);
-  struct Rgb {
-    double r, g, b;
-  };
-  const Rgb white{247, 247, 247};
-  const Rgb red{214, 96, 77};
-  const std::array<Rgb, 3> blues = {Rgb{158, 202, 225}, Rgb{66, 146, 198}, Rgb{8, 69, 148}};
-  Rgb lo = white;
-  Rgb hi = red;
-  double f = -t;
-  if (t >= 0) {
-    // 1x -> 2x: white -> light blue; 2x -> 3x -> 4x: darker blues (log2 3 ~ 1.585).
-    const double k1 = 1.0;
-    const double k2 = std::log2(3.0);
-    if (t <= k1) {
-      lo = white;
-      hi = blues[0];
-      f = t / k1;
-    } else if (t <= k2) {
-      lo = blues[0];
-      hi = blues[1];
-      f = (t - k1) / (k2 - k1);
-    } else {
-      lo = blues[1];
-      hi = blues[2];
-      f = (t - k2) / (2.0 - k2);
-    }
-  }
-  const auto mix = [f](double a, double b) {
-    return static_cast<int>(std::lround(a + (b - a) * f));
-  };
+  const MapRgb c = map_gain_colour(g);
   char buf[8];
-  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", mix(lo.r, hi.r), mix(lo.g, hi.g),
-                mix(lo.b, hi.b));
+  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", c.r, c.g, c.b);
   return buf;
 }
 
-bool dark(double g) { return std::isfinite(g) && g >= 2.6; }
 
 std::string value_text(const MapResult& m, double v) {
   if (!std::isfinite(v)) return "-";
@@ -149,7 +115,7 @@ void write_heatmap(std::ostream& os, const MapResult& m, std::size_t i, std::siz
        << "\" fill=\"" << gain_colour(g) << "\" stroke=\"#fff\" stroke-width=\"0.5\"/>";
     if (cw >= 30) {
       os << "<text x=\"" << fmt(x + cw / 2) << "\" y=\"" << fmt(y + ch / 2 + 4)
-         << "\" text-anchor=\"middle\" fill=\"" << (dark(g) ? "#fff" : "#222") << "\">"
+         << "\" text-anchor=\"middle\" fill=\"" << (map_gain_dark(g) ? "#fff" : "#222") << "\">"
          << gain_text(g) << "</text>";
     }
     os << "</g>\n";
@@ -216,6 +182,44 @@ void write_heatmap(std::ostream& os, const MapResult& m, std::size_t i, std::siz
 }
 
 }  // namespace
+
+MapRgb map_gain_colour(double gain) {
+  if (!std::isfinite(gain) || gain <= 0) return {217, 217, 217};
+  const double t = std::clamp(std::log2(gain), -1.0, 2.0);
+  struct Rgb {
+    double r, g, b;
+  };
+  const Rgb white{247, 247, 247};
+  const Rgb red{214, 96, 77};
+  const std::array<Rgb, 3> blues = {Rgb{158, 202, 225}, Rgb{66, 146, 198}, Rgb{8, 69, 148}};
+  Rgb lo = white;
+  Rgb hi = red;
+  double f = -t;
+  if (t >= 0) {
+    // 1x -> 2x: white -> light blue; 2x -> 3x -> 4x: darker blues (log2 3 ~ 1.585).
+    const double k1 = 1.0;
+    const double k2 = std::log2(3.0);
+    if (t <= k1) {
+      lo = white;
+      hi = blues[0];
+      f = t / k1;
+    } else if (t <= k2) {
+      lo = blues[0];
+      hi = blues[1];
+      f = (t - k1) / (k2 - k1);
+    } else {
+      lo = blues[1];
+      hi = blues[2];
+      f = (t - k2) / (2.0 - k2);
+    }
+  }
+  const auto mix = [f](double a, double b) {
+    return static_cast<int>(std::lround(a + (b - a) * f));
+  };
+  return {mix(lo.r, hi.r), mix(lo.g, hi.g), mix(lo.b, hi.b)};
+}
+
+bool map_gain_dark(double gain) { return std::isfinite(gain) && gain >= 2.6; }
 
 std::vector<ContourSegment> contour_segments(const std::vector<double>& values, std::size_t nx,
                                              std::size_t ny, double level, double tolerance) {

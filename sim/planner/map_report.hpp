@@ -23,6 +23,18 @@ inline constexpr double kMapContourLevels[] = {1.0, 2.0, 3.0, 4.0};
 // through it; a line moves by at most this much.
 inline constexpr double kMapContourTolerance = 0.02;
 
+// A gain's colour in a map (the HTML page and the GUI): white at 1x, light to dark blue at 2x,
+// 3x and 4x (and above), red towards 0.5x (and below), interpolated in log2(gain); grey (217)
+// for no gain (NaN, not positive). Blues and red from ColorBrewer's RdBu scheme.
+struct MapRgb {
+  int r = 0;
+  int g = 0;
+  int b = 0;
+};
+MapRgb map_gain_colour(double gain);
+// Whether text on that colour should be white (the dark blues, from about 2.6x).
+bool map_gain_dark(double gain);
+
 // One straight piece of a contour line, in grid coordinates: (0, 0) is the centre of the cell
 // (ix 0, iy 0) and (nx - 1, ny - 1) the centre of the last.
 struct ContourSegment {

@@ -1,7 +1,6 @@
 #include "kvsim/planner/offload_map.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <exception>
@@ -9,9 +8,9 @@
 #include <map>
 #include <mutex>
 #include <set>
-#include <thread>
 
 #include "kvsim/core/error.hpp"
+#include "kvsim/planner/parallel.hpp"
 #include "kvsim/planner/results_db.hpp"
 #include "kvsim/scenario/units.hpp"
 
@@ -424,13 +423,10 @@ void fill_slo(MapResult& r, const MapOptions& o, const LoadKnob& knob) {
           if (!may_run) throw Incomplete{""};
           const RunOutcome out = execute_run(db, run, so);
           {
+            RunOutcome counted = out;
+            counted.message.clear();  // said once, as the search's reason below
             const std::lock_guard<std::mutex> lock(mu);
-            using K = RunOutcome::Kind;
-            if (out.kind == K::kRanDone) ++r.report.ran_done;
-            if (out.kind == K::kRanFailed) ++r.report.ran_failed;
-            if (out.kind == K::kFailedBefore) ++r.report.skipped_failed;
-            if (out.kind == K::kInFlight) ++r.report.in_flight;
-            if (out.kind == K::kDiscarded) ++r.report.discarded;
+            r.report.count(counted);
           }
           if (!out.message.empty()) throw Incomplete{out.message};
           got = db.done_summaries({run.id.run_key});
@@ -466,31 +462,16 @@ void fill_slo(MapResult& r, const MapOptions& o, const LoadKnob& knob) {
     }
   };
 
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr fatal;
-  const auto worker = [&] {
-    while (true) {
-      const std::size_t i = next.fetch_add(1);
-      if (i >= mine.size()) return;
-      try {
-        search(mine[i], true);
-      } catch (...) {
-        const std::lock_guard<std::mutex> lock(mu);
-        if (!fatal) fatal = std::current_exception();
-        next.store(mine.size());
-        return;
-      }
+  try {
+    parallel_for(mine.size(), so.jobs, [&](std::size_t i) {
+      search(mine[i], true);
       if (progress != nullptr) progress->advance(true, false);
-    }
-  };
-  int jobs = so.jobs > 0 ? so.jobs : static_cast<int>(std::thread::hardware_concurrency());
-  jobs = std::max(1, std::min<int>(jobs, static_cast<int>(std::max<std::size_t>(mine.size(), 1))));
-  std::vector<std::thread> threads;
-  threads.reserve(static_cast<std::size_t>(jobs));
-  for (int t = 0; t < jobs; ++t) threads.emplace_back(worker);
-  for (auto& t : threads) t.join();
+    });
+  } catch (...) {
+    if (progress != nullptr) progress->finish();
+    throw;
+  }
   if (progress != nullptr) progress->finish();
-  if (fatal) std::rethrow_exception(fatal);
   // Other shards' searches: read from the database what they have finished.
   for (std::size_t s = 0; s < searches; ++s) {
     if (!so.shard.holds(static_cast<std::int64_t>(s))) search(s, false);

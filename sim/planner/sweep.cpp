@@ -1,14 +1,13 @@
 #include "kvsim/planner/sweep.hpp"
 
-#include <atomic>
 #include <exception>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <thread>
 
 #include "kvsim/core/error.hpp"
 #include "kvsim/io/summary.hpp"
+#include "kvsim/planner/parallel.hpp"
 #include "kvsim/planner/run_key.hpp"
 #include "kvsim/scenario/simulation.hpp"
 
@@ -104,6 +103,30 @@ std::vector<PlannedRun> plan_runs(const SweepSpec& spec, const SweepOptions& opt
   return out;
 }
 
+void SweepReport::count(const RunOutcome& o) {
+  switch (o.kind) {
+    case RunOutcome::Kind::kDoneBefore:
+      ++already_done;
+      break;
+    case RunOutcome::Kind::kFailedBefore:
+      ++skipped_failed;
+      break;
+    case RunOutcome::Kind::kInFlight:
+      ++in_flight;
+      break;
+    case RunOutcome::Kind::kRanDone:
+      ++ran_done;
+      break;
+    case RunOutcome::Kind::kRanFailed:
+      ++ran_failed;
+      break;
+    case RunOutcome::Kind::kDiscarded:
+      ++discarded;
+      break;
+  }
+  if (!o.message.empty()) messages.push_back(o.message);
+}
+
 RunOutcome execute_run(ResultsDb& db, const PlannedRun& run, const SweepOptions& options) {
   RunOutcome out;
   const Claim c = db.claim(run.id, options.policy);
@@ -159,66 +182,32 @@ SweepReport run_sweep(const SweepSpec& spec, const std::vector<PlannedRun>& runs
   ResultsDb db(options.db_path, ResultsDb::Mode::kCreate);
 
   std::mutex report_mu;
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr fatal;
-  const auto worker = [&] {
-    while (true) {
-      const std::size_t i = next.fetch_add(1);
-      if (i >= runs.size()) return;
+  // A database error stops handing out runs; the ones in flight finish (parallel_for).
+  const auto finish = [progress] {
+    if (progress != nullptr) progress->finish();
+  };
+  try {
+    parallel_for(runs.size(), options.jobs, [&](std::size_t i) {
       const PlannedRun& run = runs[i];
       bool ran = false;
       bool failed = false;
-      try {
-        if (run.duplicate_of >= 0) {
-          const std::lock_guard<std::mutex> lock(report_mu);
-          ++report.duplicates;
-        } else {
-          const RunOutcome o = execute_run(db, run, options);
-          using K = RunOutcome::Kind;
-          ran = o.kind == K::kRanDone || o.kind == K::kRanFailed || o.kind == K::kDiscarded;
-          failed = o.kind == K::kRanFailed;
-          const std::lock_guard<std::mutex> lock(report_mu);
-          switch (o.kind) {
-            case K::kDoneBefore:
-              ++report.already_done;
-              break;
-            case K::kFailedBefore:
-              ++report.skipped_failed;
-              break;
-            case K::kInFlight:
-              ++report.in_flight;
-              break;
-            case K::kRanDone:
-              ++report.ran_done;
-              break;
-            case K::kRanFailed:
-              ++report.ran_failed;
-              break;
-            case K::kDiscarded:
-              ++report.discarded;
-              break;
-          }
-          if (!o.message.empty()) report.messages.push_back(o.message);
-        }
-      } catch (...) {
-        // A database error: stop handing out runs; the ones in flight finish.
+      if (run.duplicate_of >= 0) {
         const std::lock_guard<std::mutex> lock(report_mu);
-        if (!fatal) fatal = std::current_exception();
-        next.store(runs.size());
-        return;
+        ++report.duplicates;
+      } else {
+        const RunOutcome o = execute_run(db, run, options);
+        ran = o.ran();
+        failed = o.kind == RunOutcome::Kind::kRanFailed;
+        const std::lock_guard<std::mutex> lock(report_mu);
+        report.count(o);
       }
       if (progress != nullptr) progress->advance(ran, failed);
-    }
-  };
-  int jobs =
-      options.jobs > 0 ? options.jobs : static_cast<int>(std::thread::hardware_concurrency());
-  jobs = std::max(1, std::min<int>(jobs, static_cast<int>(std::max<std::size_t>(runs.size(), 1))));
-  std::vector<std::thread> threads;
-  threads.reserve(static_cast<std::size_t>(jobs));
-  for (int t = 0; t < jobs; ++t) threads.emplace_back(worker);
-  for (auto& t : threads) t.join();
-  if (progress != nullptr) progress->finish();
-  if (fatal) std::rethrow_exception(fatal);
+    });
+  } catch (...) {
+    finish();
+    throw;
+  }
+  finish();
   return report;
 }
 

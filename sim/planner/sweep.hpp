@@ -50,19 +50,6 @@ PlannedRun plan_run(const std::string& file, const scenario::Scenario& loaded,
 // or value) is an InputError naming the run and its overrides: nothing is run.
 std::vector<PlannedRun> plan_runs(const SweepSpec& spec, const SweepOptions& options);
 
-struct SweepReport {
-  std::int64_t sweep_runs = 0;      // runs in the whole sweep
-  std::int64_t shard_runs = 0;      // runs in this shard
-  std::int64_t duplicates = 0;      // runs whose key an earlier run of the shard has
-  std::int64_t already_done = 0;    // skipped: done before
-  std::int64_t skipped_failed = 0;  // skipped: failed before (retry with retry_failed)
-  std::int64_t in_flight = 0;       // skipped: running in another live process
-  std::int64_t ran_done = 0;
-  std::int64_t ran_failed = 0;
-  std::int64_t discarded = 0;         // finished, but another process had taken the run over
-  std::vector<std::string> messages;  // failures and in-flight owners, one line each
-};
-
 // What happened to one run handed to execute_run.
 struct RunOutcome {
   enum class Kind {
@@ -75,6 +62,25 @@ struct RunOutcome {
   };
   Kind kind = Kind::kDoneBefore;
   std::string message;  // for kInFlight and kRanFailed
+  // Simulated now (whether recorded or not).
+  bool ran() const {
+    return kind == Kind::kRanDone || kind == Kind::kRanFailed || kind == Kind::kDiscarded;
+  }
+};
+
+struct SweepReport {
+  std::int64_t sweep_runs = 0;      // runs in the whole sweep
+  std::int64_t shard_runs = 0;      // runs in this shard
+  std::int64_t duplicates = 0;      // runs whose key an earlier run of the shard has
+  std::int64_t already_done = 0;    // skipped: done before
+  std::int64_t skipped_failed = 0;  // skipped: failed before (retry with retry_failed)
+  std::int64_t in_flight = 0;       // skipped: running in another live process
+  std::int64_t ran_done = 0;
+  std::int64_t ran_failed = 0;
+  std::int64_t discarded = 0;         // finished, but another process had taken the run over
+  std::vector<std::string> messages;  // failures and in-flight owners, one line each
+  // Counts one outcome (and keeps its message).
+  void count(const RunOutcome& outcome);
 };
 
 // Claims one run in `db`, simulates it when it is ours and records the result (or the failure).
