@@ -65,9 +65,9 @@ std::vector<std::string> split_names(const std::string& text) {
 
 // A word for a POSIX shell: as it is when it holds only safe characters, else in single quotes.
 std::string shell_word(const std::string& w) {
-  const bool safe = !w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"
-                                                      "QRSTUVWXYZ0123456789_-+./:=,@%") ==
-                                      std::string::npos;
+  const bool safe = !w.empty() && w.find_first_not_of(
+                                      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"
+                                      "QRSTUVWXYZ0123456789_-+./:=,@%") == std::string::npos;
   if (safe) return w;
   std::string out = "'";
   for (const char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -144,9 +144,10 @@ int cmd_map(const MapCliOptions& o, const CommonOptions& common) {
   const std::string html = (base / "map.html").string();
   const std::string json = (base / "map.json").string();
   const std::string csv = (base / "map.csv").string();
+  const io::Json doc = planner::map_json(map);
   {
     io::AtomicFile f(json);
-    io::write_json(f.stream(), planner::map_json(map), 2);
+    io::write_json(f.stream(), doc, 2);
     f.commit();
   }
   {
@@ -160,14 +161,13 @@ int cmd_map(const MapCliOptions& o, const CommonOptions& common) {
     f.commit();
   }
   if (o.format == "json") {
-    io::write_json(std::cout, planner::map_json(map), 2);
+    io::write_json(std::cout, doc, 2);
   } else {
     std::cout << planner::format_map_text(map);
   }
   // stderr with --format json, so stdout stays one JSON document
   (o.format == "json" ? std::cerr : std::cout)
-      << "map: " << html << ", " << json << ", " << csv << "; runs in " << mo.sweep.db_path
-      << '\n';
+      << "map: " << html << ", " << json << ", " << csv << "; runs in " << mo.sweep.db_path << '\n';
   if (map.report.skipped_failed > 0)
     std::cerr << "kvsim map: retry failed runs with --retry-failed\n";
   return map.report.ran_failed + map.report.skipped_failed > 0 ? kExitCheckFailed : 0;

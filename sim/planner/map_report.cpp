@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "kvsim/io/svg_chart.hpp"
 #include "kvsim/io/text_format.hpp"
@@ -24,6 +26,23 @@ constexpr std::array<const char*, 7> kFigures = {"requests_per_sec", "ttft_ms_p5
 double figure(const VariantCell& v, const std::string& name) {
   const auto it = v.mean.find(name);
   return it == v.mean.end() ? kNaN : it->second;
+}
+
+// The smallest and largest finite value (NaN, NaN when there is none).
+std::pair<double, double> finite_range(const std::vector<double>& values) {
+  double lo = kNaN;
+  double hi = kNaN;
+  for (const double v : values) {
+    if (!std::isfinite(v)) continue;
+    lo = std::isnan(lo) ? v : std::min(lo, v);
+    hi = std::isnan(hi) ? v : std::max(hi, v);
+  }
+  return {lo, hi};
+}
+
+// How many gains are at or above `level`.
+std::int64_t cells_at_least(const std::vector<double>& grid, double level) {
+  return std::count_if(grid.begin(), grid.end(), [level](double g) { return g >= level; });
 }
 
 std::string gain_text(double g) { return std::isfinite(g) ? io::format_fixed(g, 2) : "-"; }
@@ -57,7 +76,6 @@ std::string gain_colour(double g) {
   return buf;
 }
 
-
 std::string value_text(const MapResult& m, double v) {
   if (!std::isfinite(v)) return "-";
   if (m.slo) return io::format_fixed(v, 0);
@@ -66,8 +84,8 @@ std::string value_text(const MapResult& m, double v) {
 }
 
 std::string hover_text(const MapResult& m, const MapCell& c) {
-  std::string t = m.x.name() + " = " + m.x.labels()[c.ix] + "\n" + m.y.name() + " = " +
-                  m.y.labels()[c.iy];
+  std::string t =
+      m.x.name() + " = " + m.x.labels()[c.ix] + "\n" + m.y.name() + " = " + m.y.labels()[c.iy];
   for (std::size_t v = 0; v < m.variants.size(); ++v) {
     const VariantCell& vc = c.variants[v];
     t += "\n" + m.variants[v].name + ": ";
@@ -76,7 +94,8 @@ std::string hover_text(const MapResult& m, const MapCell& c) {
       continue;
     }
     t += value_text(m, vc.value) + " " + m.metric;
-    if (!m.slo && m.seeds > 1) t += " (seeds " + value_text(m, vc.min) + " to " + value_text(m, vc.max) + ")";
+    if (!m.slo && m.seeds > 1)
+      t += " (seeds " + value_text(m, vc.min) + " to " + value_text(m, vc.max) + ")";
     if (m.slo && vc.capped) t += " (capped)";
     t += "; " + io::format_fixed(figure(vc, "requests_per_sec"), 3) + " req/s, TTFT p90 " +
          io::format_fixed(figure(vc, "ttft_ms_p90"), 0) + " ms, TPOT p90 " +
@@ -149,8 +168,9 @@ void write_heatmap(std::ostream& os, const MapResult& m, std::size_t i, std::siz
   for (std::size_t ix = 0; ix < nx; ix += xstep) {
     const double x = px(static_cast<double>(ix));
     const double y = top + ch * static_cast<double>(ny) + 12;
-    os << "<text x=\"" << fmt(x) << "\" y=\"" << fmt(y) << "\" text-anchor=\"end\" transform=\"rotate(-35 "
-       << fmt(x) << " " << fmt(y) << ")\">" << xml_escape(m.x.labels()[ix]) << "</text>\n";
+    os << "<text x=\"" << fmt(x) << "\" y=\"" << fmt(y)
+       << "\" text-anchor=\"end\" transform=\"rotate(-35 " << fmt(x) << " " << fmt(y) << ")\">"
+       << xml_escape(m.x.labels()[ix]) << "</text>\n";
   }
   const std::size_t ystep = std::max<std::size_t>(1, (ny + 15) / 16);
   for (std::size_t iy = 0; iy < ny; iy += ystep) {
@@ -169,14 +189,15 @@ void write_heatmap(std::ostream& os, const MapResult& m, std::size_t i, std::siz
   const double lh = std::min(240.0, ch * static_cast<double>(ny));
   for (int k = 0; k < 60; ++k) {
     const double t = 2.0 - 3.0 * (k + 0.5) / 60.0;
-    os << "<rect x=\"" << fmt(lx) << "\" y=\"" << fmt(top + lh * k / 60.0) << "\" width=\"16\" height=\""
-       << fmt(lh / 60.0 + 0.5) << "\" fill=\"" << gain_colour(std::exp2(t)) << "\"/>";
+    os << "<rect x=\"" << fmt(lx) << "\" y=\"" << fmt(top + lh * k / 60.0)
+       << "\" width=\"16\" height=\"" << fmt(lh / 60.0 + 0.5) << "\" fill=\""
+       << gain_colour(std::exp2(t)) << "\"/>";
   }
   os << "\n";
   for (const double g : {0.5, 1.0, 2.0, 3.0, 4.0}) {
     const double y = top + lh * (2.0 - std::log2(g)) / 3.0;
-    os << "<text x=\"" << fmt(lx + 20) << "\" y=\"" << fmt(y + 4) << "\">"
-       << io::format_shortest(g) << "x</text>\n";
+    os << "<text x=\"" << fmt(lx + 20) << "\" y=\"" << fmt(y + 4) << "\">" << io::format_shortest(g)
+       << "x</text>\n";
   }
   os << "</svg>\n";
 }
@@ -237,8 +258,8 @@ std::vector<ContourSegment> contour_segments(const std::vector<double>& values, 
       const double c = at((iy + 1) * nx + ix + 1);
       const double d = at((iy + 1) * nx + ix);
       if (std::isnan(a) || std::isnan(b) || std::isnan(c) || std::isnan(d)) continue;
-      const int code = (a >= level ? 1 : 0) | (b >= level ? 2 : 0) | (c >= level ? 4 : 0) |
-                       (d >= level ? 8 : 0);
+      const int code =
+          (a >= level ? 1 : 0) | (b >= level ? 2 : 0) | (c >= level ? 4 : 0) | (d >= level ? 8 : 0);
       if (code == 0 || code == 15) continue;
       const double x = static_cast<double>(ix);
       const double y = static_cast<double>(iy);
@@ -345,18 +366,10 @@ io::Json map_json(const MapResult& m) {
   io::Json pj = io::Json::array();
   for (const auto& [i, j] : pairs) {
     const auto grid = gain_grid(m, i, j);
-    double lo = kNaN;
-    double hi = kNaN;
+    const auto [lo, hi] = finite_range(grid);
     io::Json at_least = io::Json::object();
-    for (const double level : kMapContourLevels) {
-      at_least[level_text(level)] = std::count_if(grid.begin(), grid.end(),
-                                                  [level](double g) { return g >= level; });
-    }
-    for (const double g : grid) {
-      if (!std::isfinite(g)) continue;
-      lo = std::isnan(lo) ? g : std::min(lo, g);
-      hi = std::isnan(hi) ? g : std::max(hi, g);
-    }
+    for (const double level : kMapContourLevels)
+      at_least[level_text(level)] = cells_at_least(grid, level);
     pj.push_back({{"name", pair_name(m, i, j)},
                   {"numerator", m.variants[j].name},
                   {"denominator", m.variants[i].name},
@@ -400,14 +413,10 @@ io::Json map_json(const MapResult& m) {
       io::Json g = io::Json::object();
       g["gain"] = io::json_number_or_null(m.gain(c, i, j));
       if (!m.slo && m.seeds > 1) {
-        double lo = kNaN;
-        double hi = kNaN;
-        for (std::size_t s = 0; s < static_cast<std::size_t>(m.seeds); ++s) {
-          const double sg = m.seed_gain(c, i, j, s);
-          if (!std::isfinite(sg)) continue;
-          lo = std::isnan(lo) ? sg : std::min(lo, sg);
-          hi = std::isnan(hi) ? sg : std::max(hi, sg);
-        }
+        std::vector<double> seed_gains;
+        for (std::size_t s = 0; s < static_cast<std::size_t>(m.seeds); ++s)
+          seed_gains.push_back(m.seed_gain(c, i, j, s));
+        const auto [lo, hi] = finite_range(seed_gains);
         g["seed_min"] = io::json_number_or_null(lo);
         g["seed_max"] = io::json_number_or_null(hi);
       }
@@ -419,8 +428,8 @@ io::Json map_json(const MapResult& m) {
   doc["cells"] = cells;
   doc["missing_cells"] = m.missing_cells();
   const SweepReport& r = m.report;
-  doc["this_invocation"] = {{"runs_in_map", r.sweep_runs}, {"ran_done", r.ran_done},
-                            {"ran_failed", r.ran_failed}, {"already_done", r.already_done},
+  doc["this_invocation"] = {{"runs_in_map", r.sweep_runs},        {"ran_done", r.ran_done},
+                            {"ran_failed", r.ran_failed},         {"already_done", r.already_done},
                             {"skipped_failed", r.skipped_failed}, {"in_flight", r.in_flight},
                             {"duplicates", r.duplicates}};
   return doc;
@@ -442,7 +451,8 @@ void write_map_csv(std::ostream& os, const MapResult& m) {
       const VariantCell& vc = c.variants[v];
       os << c.ix << "," << c.iy << "," << io::csv_field(m.x.labels()[c.ix]) << ","
          << io::csv_field(m.y.labels()[c.iy]) << "," << io::csv_field(m.variants[v].name) << ","
-         << (vc.complete ? "true" : "false") << "," << io::csv_number(vc.complete ? vc.value : kNaN);
+         << (vc.complete ? "true" : "false") << ","
+         << io::csv_number(vc.complete ? vc.value : kNaN);
       if (m.slo) {
         os << "," << (vc.capped ? "true" : "false") << "," << io::csv_field(vc.binding);
       } else {
@@ -462,16 +472,17 @@ std::string format_map_text(const MapResult& m) {
   std::ostringstream os;
   os << "Map of " << m.scenario_name << ": " << m.metric;
   if (m.slo) os << " meeting " << m.slo->text() << " (users = " << m.knob << ")";
-  os << ", " << m.seeds << " seed" << (m.seeds > 1 ? "s" : "") << " per cell; x = "
-     << m.x.name() << ", y = " << m.y.name() << "\n";
+  os << ", " << m.seeds << " seed" << (m.seeds > 1 ? "s" : "") << " per cell; x = " << m.x.name()
+     << ", y = " << m.y.name() << "\n";
   // Value tables per variant would be long; the gains are what a planner reads.
   std::size_t width = 8;
   for (const auto& l : m.x.labels()) width = std::max(width, l.size() + 1);
   std::size_t yw = m.y.name().size();
   for (const auto& l : m.y.labels()) yw = std::max(yw, l.size());
   for (const auto& [i, j] : map_pairs(m)) {
-    os << "\n" << pair_name(m, i, j) << " (" << (m.higher_is_better ? "" : "inverse ")
-       << "ratio of " << m.metric << ")\n";
+    os << "\n"
+       << pair_name(m, i, j) << " (" << (m.higher_is_better ? "" : "inverse ") << "ratio of "
+       << m.metric << ")\n";
     os << io::pad_right(m.y.name(), yw) << " |";
     for (const auto& l : m.x.labels()) os << io::pad_left(l, width);
     os << "\n" << std::string(yw + 2 + width * m.x.size(), '-') << "\n";
@@ -483,25 +494,17 @@ std::string format_map_text(const MapResult& m) {
     }
     os << io::pad_left("x: " + m.x.name(), yw + 2 + width * m.x.size()) << "\n";
     const auto grid = gain_grid(m, i, j);
-    double lo = kNaN;
-    double hi = kNaN;
-    for (const double g : grid) {
-      if (!std::isfinite(g)) continue;
-      lo = std::isnan(lo) ? g : std::min(lo, g);
-      hi = std::isnan(hi) ? g : std::max(hi, g);
-    }
+    const auto [lo, hi] = finite_range(grid);
     os << "range " << gain_text(lo) << "x to " << gain_text(hi) << "x; cells at or above";
-    for (const double level : kMapContourLevels) {
-      os << " " << level_text(level) << ": "
-         << std::count_if(grid.begin(), grid.end(), [level](double g) { return g >= level; });
-    }
+    for (const double level : kMapContourLevels)
+      os << " " << level_text(level) << ": " << cells_at_least(grid, level);
     os << " of " << grid.size() << "\n";
   }
   const SweepReport& r = m.report;
   os << "\n"
      << (m.slo ? "searches" : "runs") << ": " << r.sweep_runs << " in the map; "
-     << (m.slo ? "runs: " : "") << "ran " << r.ran_done << " done, " << r.ran_failed << " failed; skipped " << r.already_done
-     << " already done";
+     << (m.slo ? "runs: " : "") << "ran " << r.ran_done << " done, " << r.ran_failed
+     << " failed; skipped " << r.already_done << " already done";
   if (r.skipped_failed > 0) os << ", " << r.skipped_failed << " failed before";
   if (r.in_flight > 0) os << ", " << r.in_flight << " running elsewhere";
   os << "\n";
@@ -528,9 +531,9 @@ void write_map_html(std::ostream& os, const MapResult& m) {
     os << "Value: <b>" << xml_escape(m.metric) << "</b>"
        << (m.higher_is_better ? "" : " (lower is better: gains are inverse ratios)");
   }
-  os << "; " << m.seeds << " seed" << (m.seeds > 1 ? "s" : "")
-     << " per cell (mean). x: <b>" << xml_escape(m.x.name()) << "</b>, y: <b>"
-     << xml_escape(m.y.name()) << "</b>. Each heatmap is one variant's gain over another; lines "
+  os << "; " << m.seeds << " seed" << (m.seeds > 1 ? "s" : "") << " per cell (mean). x: <b>"
+     << xml_escape(m.x.name()) << "</b>, y: <b>" << xml_escape(m.y.name())
+     << "</b>. Each heatmap is one variant's gain over another; lines "
      << "mark 1x (dotted), 2x, 3x (dashed) and 4x, gains within 2 % of a level (one seed's noise) "
      << "counting as at it. Hover a cell for every variant's figures.</p>\n";
   os << "<table><tr><th>variant</th><th>what it is</th></tr>\n";
@@ -545,10 +548,8 @@ void write_map_html(std::ostream& os, const MapResult& m) {
   for (const auto& [i, j] : map_pairs(m)) {
     const auto grid = gain_grid(m, i, j);
     os << "<h2>" << xml_escape(pair_name(m, i, j)) << "</h2>\n<p class=\"note\">cells at or above";
-    for (const double level : kMapContourLevels) {
-      os << " " << level_text(level) << ": "
-         << std::count_if(grid.begin(), grid.end(), [level](double g) { return g >= level; });
-    }
+    for (const double level : kMapContourLevels)
+      os << " " << level_text(level) << ": " << cells_at_least(grid, level);
     os << " of " << grid.size() << "</p>\n";
     write_heatmap(os, m, i, j);
   }

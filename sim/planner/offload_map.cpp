@@ -293,10 +293,7 @@ double MapResult::gain(const MapCell& c, std::size_t i, std::size_t j) const {
   const VariantCell& a = c.variants[i];
   const VariantCell& b = c.variants[j];
   if (!a.complete || !b.complete) return kNaN;
-  const double num = higher_is_better ? b.value : a.value;
-  const double den = higher_is_better ? a.value : b.value;
-  if (!(den > 0) || !std::isfinite(num)) return kNaN;
-  return num / den;
+  return better_ratio(a.value, b.value);
 }
 
 double MapResult::seed_gain(const MapCell& c, std::size_t i, std::size_t j, std::size_t s) const {
@@ -304,8 +301,12 @@ double MapResult::seed_gain(const MapCell& c, std::size_t i, std::size_t j, std:
   const VariantCell& a = c.variants[i];
   const VariantCell& b = c.variants[j];
   if (s >= a.seed_values.size() || s >= b.seed_values.size()) return kNaN;
-  const double num = higher_is_better ? b.seed_values[s] : a.seed_values[s];
-  const double den = higher_is_better ? a.seed_values[s] : b.seed_values[s];
+  return better_ratio(a.seed_values[s], b.seed_values[s]);
+}
+
+double MapResult::better_ratio(double a, double b) const {
+  const double num = higher_is_better ? b : a;
+  const double den = higher_is_better ? a : b;
   if (!(den > 0) || !std::isfinite(num)) return kNaN;
   return num / den;
 }
@@ -332,8 +333,7 @@ void fill_grid(MapResult& r, const MapOptions& o) {
   for (const auto& run : runs) {
     if (o.sweep.shard.holds(run.point.index)) mine.push_back(run);
   }
-  const auto progress =
-      o.progress ? o.progress(static_cast<std::int64_t>(mine.size())) : nullptr;
+  const auto progress = o.progress ? o.progress(static_cast<std::int64_t>(mine.size())) : nullptr;
   r.report = run_sweep(spec, mine, all, progress.get());
   r.report.sweep_runs = static_cast<std::int64_t>(runs.size());
   r.messages = r.report.messages;
@@ -390,8 +390,7 @@ void fill_slo(MapResult& r, const MapOptions& o, const LoadKnob& knob) {
   for (std::size_t s = 0; s < searches; ++s) {
     if (so.shard.holds(static_cast<std::int64_t>(s))) mine.push_back(s);
   }
-  const auto progress =
-      o.progress ? o.progress(static_cast<std::int64_t>(mine.size())) : nullptr;
+  const auto progress = o.progress ? o.progress(static_cast<std::int64_t>(mine.size())) : nullptr;
   r.report.sweep_runs = static_cast<std::int64_t>(searches);
   r.report.shard_runs = static_cast<std::int64_t>(mine.size());
   std::mutex mu;
@@ -431,7 +430,8 @@ void fill_slo(MapResult& r, const MapOptions& o, const LoadKnob& knob) {
           if (!out.message.empty()) throw Incomplete{out.message};
           got = db.done_summaries({run.id.run_key});
           if (got.empty())
-            throw Incomplete{"run " + run.id.run_key.substr(0, 12) + " failed before (--retry-failed)"};
+            throw Incomplete{"run " + run.id.run_key.substr(0, 12) +
+                             " failed before (--retry-failed)"};
         } else if (may_run) {
           const std::lock_guard<std::mutex> lock(mu);
           ++r.report.already_done;
@@ -536,11 +536,11 @@ MapResult run_map(const MapOptions& o) {
       c.variants.resize(r.variants.size());
     }
   }
-  // Every cell's scenario must load before anything runs (a bad axis value names the cell).
-  for (std::size_t v = 0; v < r.variants.size(); ++v) {
+  // With an SLO, every cell's scenario must load before any search runs (a bad axis value names
+  // the cell); a grid's runs are all loaded by plan_runs before any runs.
+  for (std::size_t v = 0; o.slo && v < r.variants.size(); ++v) {
     for (std::size_t iy = 0; iy < r.y.size(); ++iy) {
       for (std::size_t ix = 0; ix < r.x.size(); ++ix) {
-        if (!o.slo) continue;  // the grid's runs are all loaded by plan_runs
         auto lo = o.load;
         lo.overrides = cell_overrides(o, r.variants[v], r.x, r.y, ix, iy);
         try {

@@ -146,6 +146,9 @@ struct MapResult {
   double gain(const MapCell& c, std::size_t i, std::size_t j) const;
   // The gain of variant j over i for seed s alone (grid mode; NaN otherwise).
   double seed_gain(const MapCell& c, std::size_t i, std::size_t j, std::size_t s) const;
+  // How many times better a value b is than a value a: b / a, or a / b when lower is better; NaN
+  // when the divisor is not positive.
+  double better_ratio(double a, double b) const;
 };
 
 // Plans the map, runs this shard's runs not yet done into the results database (the SLO mode runs
