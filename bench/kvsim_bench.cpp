@@ -12,9 +12,9 @@
 
 #include <string>
 
-#include "kvsim/io/summary.hpp"
-#include "kvsim/scenario/scenario.hpp"
-#include "kvsim/scenario/simulation.hpp"
+#include "sim/io/summary.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/simulation.hpp"
 
 namespace {
 

@@ -1,9 +1,9 @@
-#include "kvsim/hw/collective.hpp"
+#include "hw/collective.hpp"
 
 #include <algorithm>
 #include <string>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::hw {
 

@@ -36,8 +36,8 @@
 //   two-shot (larger messages): custom_latency + 2 (k - 1) / k x S / B
 // custom_latency 8 us: measured 7.5-9.2 us for 256 B - 8 KB on two RTX PRO 6000 over PCIe
 // against ~24 us for NCCL (docs/sources.md A10).
-#include "kvsim/core/units.hpp"
-#include "kvsim/hw/gpu_spec.hpp"
+#include "hw/gpu_spec.hpp"
+#include "sim/core/units.hpp"
 
 namespace kvsim::hw {
 

@@ -1,11 +1,11 @@
-#include "kvsim/hw/flow_network.hpp"
+#include "hw/flow_network.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::hw {
 

@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/core/units.hpp"
-#include "kvsim/hw/topology.hpp"
+#include "hw/topology.hpp"
+#include "sim/core/units.hpp"
 
 namespace kvsim::hw {
 

@@ -1,4 +1,4 @@
-#include "kvsim/hw/gpu_spec.hpp"
+#include "hw/gpu_spec.hpp"
 
 namespace kvsim::hw {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/core/units.hpp"
-#include "kvsim/hw/storage_spec.hpp"
+#include "hw/storage_spec.hpp"
+#include "sim/core/units.hpp"
 
 namespace kvsim::hw {
 

@@ -1,8 +1,8 @@
-#include "kvsim/hw/pcie.hpp"
+#include "hw/pcie.hpp"
 
 #include <string>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::hw {
 

@@ -9,8 +9,8 @@
 // Gen5 x16 (RTX 5090) (docs/sources.md A5, nvbandwidth and gearshifft measurements). The
 // default 0.8 gives 25.2 GB/s on Gen4 x16, the 4090's measured H2D (docs/sources.md A9 seed:
 // 25 GB/s).
-#include "kvsim/core/units.hpp"
-#include "kvsim/hw/gpu_spec.hpp"
+#include "hw/gpu_spec.hpp"
+#include "sim/core/units.hpp"
 
 namespace kvsim::hw {
 

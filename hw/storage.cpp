@@ -1,11 +1,11 @@
-#include "kvsim/hw/storage.hpp"
+#include "hw/storage.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <utility>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/hw/pcie.hpp"
+#include "hw/pcie.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::hw {
 

@@ -15,11 +15,11 @@
 #include <cstdint>
 #include <string>
 
-#include "kvsim/core/units.hpp"
-#include "kvsim/hw/flow_network.hpp"
-#include "kvsim/hw/gpu_spec.hpp"
-#include "kvsim/hw/storage_spec.hpp"
-#include "kvsim/hw/topology.hpp"
+#include "hw/flow_network.hpp"
+#include "hw/gpu_spec.hpp"
+#include "hw/storage_spec.hpp"
+#include "hw/topology.hpp"
+#include "sim/core/units.hpp"
 
 namespace kvsim::hw {
 

@@ -4,7 +4,7 @@
 // their equations and sources, are in hw/storage.hpp. Rates in bytes/s, times in SimTime ns.
 #include <string>
 
-#include "kvsim/core/units.hpp"
+#include "sim/core/units.hpp"
 
 namespace kvsim::hw {
 

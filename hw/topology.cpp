@@ -1,4 +1,4 @@
-#include "kvsim/hw/topology.hpp"
+#include "hw/topology.hpp"
 
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
@@ -8,7 +8,7 @@
 #include <limits>
 #include <utility>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::hw {
 

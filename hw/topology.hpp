@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "kvsim/core/units.hpp"
-#include "kvsim/hw/gpu_spec.hpp"
+#include "hw/gpu_spec.hpp"
+#include "sim/core/units.hpp"
 
 namespace kvsim::hw {
 

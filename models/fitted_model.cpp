@@ -1,4 +1,4 @@
-#include "kvsim/models/fitted_model.hpp"
+#include "models/fitted_model.hpp"
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -14,11 +14,11 @@
 #include <system_error>
 #include <utility>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/models/moe_block.hpp"
-#include "kvsim/models/profile_model.hpp"
-#include "kvsim/models/relative_fit.hpp"
-#include "kvsim/models/roofline.hpp"
+#include "models/moe_block.hpp"
+#include "models/profile_model.hpp"
+#include "models/relative_fit.hpp"
+#include "models/roofline.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::models {
 

@@ -54,12 +54,12 @@
 #include <span>
 #include <vector>
 
-#include "kvsim/models/compute_model.hpp"
-#include "kvsim/models/compute_spec.hpp"
-#include "kvsim/models/model_spec.hpp"
-#include "kvsim/models/moe_block.hpp"
-#include "kvsim/models/profile_bundle.hpp"
-#include "kvsim/models/profile_model.hpp"
+#include "models/compute_model.hpp"
+#include "models/compute_spec.hpp"
+#include "models/model_spec.hpp"
+#include "models/moe_block.hpp"
+#include "models/profile_bundle.hpp"
+#include "models/profile_model.hpp"
 
 namespace kvsim::models {
 

@@ -1,4 +1,4 @@
-#include "kvsim/models/hf_config.hpp"
+#include "models/hf_config.hpp"
 
 #include <algorithm>
 #include <array>
@@ -13,8 +13,8 @@
 #include <system_error>
 #include <vector>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/json_error.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/json_error.hpp"
 
 namespace kvsim::models {
 

@@ -18,7 +18,7 @@
 // qwen3_moe.py / qwen2_moe.py). num_params = params_from_shape().
 #include <string>
 
-#include "kvsim/models/model_spec.hpp"
+#include "models/model_spec.hpp"
 
 namespace kvsim::models {
 

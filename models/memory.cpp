@@ -1,13 +1,13 @@
-#include "kvsim/models/memory.hpp"
+#include "models/memory.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <utility>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/models/quantization.hpp"
-#include "kvsim/models/tensor_parallel.hpp"
+#include "models/quantization.hpp"
+#include "models/tensor_parallel.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::models {
 namespace {

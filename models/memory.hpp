@@ -69,8 +69,8 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/core/units.hpp"
-#include "kvsim/models/model_spec.hpp"
+#include "models/model_spec.hpp"
+#include "sim/core/units.hpp"
 
 namespace kvsim::models {
 

@@ -1,9 +1,9 @@
-#include "kvsim/models/model_spec.hpp"
+#include "models/model_spec.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "kvsim/models/tensor_parallel.hpp"
+#include "models/tensor_parallel.hpp"
 
 namespace kvsim::models {
 

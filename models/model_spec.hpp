@@ -22,7 +22,7 @@
 #include <cstdint>
 #include <string>
 
-#include "kvsim/core/units.hpp"
+#include "sim/core/units.hpp"
 
 namespace kvsim::models {
 

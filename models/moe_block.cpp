@@ -1,11 +1,11 @@
-#include "kvsim/models/moe_block.hpp"
+#include "models/moe_block.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/models/relative_fit.hpp"
+#include "models/relative_fit.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::models {
 namespace {

@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/models/compute_model.hpp"
-#include "kvsim/models/model_spec.hpp"
-#include "kvsim/models/profile_bundle.hpp"
+#include "models/compute_model.hpp"
+#include "models/model_spec.hpp"
+#include "models/profile_bundle.hpp"
 
 namespace kvsim::models {
 

@@ -1,4 +1,4 @@
-#include "kvsim/models/profile_bundle.hpp"
+#include "models/profile_bundle.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -12,7 +12,7 @@
 #include <tuple>
 #include <utility>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::models {
 

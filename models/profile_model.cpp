@@ -1,4 +1,4 @@
-#include "kvsim/models/profile_model.hpp"
+#include "models/profile_model.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <sstream>
 #include <utility>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/models/roofline.hpp"
+#include "models/roofline.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::models {
 

@@ -1,4 +1,4 @@
-#include "kvsim/models/quantization.hpp"
+#include "models/quantization.hpp"
 
 namespace kvsim::models {
 

@@ -30,7 +30,7 @@
 // AWQ-INT4 ships ~39.8 GB of safetensors).
 #include <cstdint>
 
-#include "kvsim/models/model_spec.hpp"
+#include "models/model_spec.hpp"
 
 namespace kvsim::models {
 

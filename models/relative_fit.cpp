@@ -1,10 +1,10 @@
-#include "kvsim/models/relative_fit.hpp"
+#include "models/relative_fit.hpp"
 
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::models {
 

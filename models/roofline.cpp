@@ -1,4 +1,4 @@
-#include "kvsim/models/roofline.hpp"
+#include "models/roofline.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,9 +6,9 @@
 #include <utility>
 #include <vector>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/models/quantization.hpp"
-#include "kvsim/models/tensor_parallel.hpp"
+#include "models/quantization.hpp"
+#include "models/tensor_parallel.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::models {
 namespace {

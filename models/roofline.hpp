@@ -65,10 +65,10 @@
 #include <cstdint>
 #include <string>
 
-#include "kvsim/core/units.hpp"
-#include "kvsim/models/compute_model.hpp"
-#include "kvsim/models/compute_spec.hpp"
-#include "kvsim/models/model_spec.hpp"
+#include "models/compute_model.hpp"
+#include "models/compute_spec.hpp"
+#include "models/model_spec.hpp"
+#include "sim/core/units.hpp"
 
 namespace kvsim::models {
 

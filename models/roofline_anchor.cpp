@@ -1,9 +1,9 @@
-#include "kvsim/models/roofline_anchor.hpp"
+#include "models/roofline_anchor.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "kvsim/models/relative_fit.hpp"
+#include "models/relative_fit.hpp"
 
 namespace kvsim::models {
 namespace {

@@ -20,10 +20,10 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/models/compute_model.hpp"
-#include "kvsim/models/compute_spec.hpp"
-#include "kvsim/models/fitted_model.hpp"
-#include "kvsim/models/roofline.hpp"
+#include "models/compute_model.hpp"
+#include "models/compute_spec.hpp"
+#include "models/fitted_model.hpp"
+#include "models/roofline.hpp"
 
 namespace kvsim::models {
 

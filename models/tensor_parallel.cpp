@@ -1,12 +1,12 @@
-#include "kvsim/models/tensor_parallel.hpp"
+#include "models/tensor_parallel.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/models/quantization.hpp"
+#include "models/quantization.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::models {
 namespace {

@@ -32,8 +32,8 @@
 // check).
 #include <cstdint>
 
-#include "kvsim/core/units.hpp"
-#include "kvsim/models/model_spec.hpp"
+#include "models/model_spec.hpp"
+#include "sim/core/units.hpp"
 
 namespace kvsim::models {
 

@@ -1,9 +1,9 @@
-#include "kvsim/models/tensor_parallel_model.hpp"
+#include "models/tensor_parallel_model.hpp"
 
 #include <cstdio>
 #include <utility>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::models {
 namespace {

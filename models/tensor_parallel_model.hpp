@@ -32,9 +32,9 @@
 #include <string>
 #include <utility>
 
-#include "kvsim/models/compute_model.hpp"
-#include "kvsim/models/model_spec.hpp"
-#include "kvsim/models/roofline.hpp"
+#include "models/compute_model.hpp"
+#include "models/model_spec.hpp"
+#include "models/roofline.hpp"
 
 namespace kvsim::models {
 

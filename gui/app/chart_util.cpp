@@ -1,4 +1,4 @@
-#include "chart_util.hpp"
+#include "gui/app/chart_util.hpp"
 
 #include <QBarCategoryAxis>
 #include <QBarSeries>

@@ -1,4 +1,4 @@
-#include "editor_view.hpp"
+#include "gui/app/editor_view.hpp"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -17,9 +17,9 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
-#include "kvsim/gui/diagnostics_model.hpp"
-#include "kvsim/gui/knob_model.hpp"
-#include "kvsim/gui/scenario_document.hpp"
+#include "gui/models/diagnostics_model.hpp"
+#include "gui/models/knob_model.hpp"
+#include "gui/models/scenario_document.hpp"
 
 namespace kvsim::gui {
 namespace {

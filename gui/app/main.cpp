@@ -8,11 +8,11 @@
 #include <QTimer>
 #include <cstdio>
 
-#include "kvsim/gui/run_controller.hpp"
-#include "kvsim/version.hpp"
-#include "main_window.hpp"
-#include "map_view.hpp"
-#include "whatif_view.hpp"
+#include "gui/app/main_window.hpp"
+#include "gui/app/map_view.hpp"
+#include "gui/app/whatif_view.hpp"
+#include "gui/models/run_controller.hpp"
+#include "sim/core/version.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "main_window.hpp"
+#include "gui/app/main_window.hpp"
 
 #include <QAction>
 #include <QApplication>
@@ -22,19 +22,19 @@
 #include <QSvgGenerator>
 #endif
 
-#include "editor_view.hpp"
-#include "kvsim/gui/csv_export.hpp"
-#include "kvsim/gui/knob_model.hpp"
-#include "kvsim/gui/map_data.hpp"
-#include "kvsim/gui/results_db_model.hpp"
-#include "kvsim/gui/run_controller.hpp"
-#include "kvsim/gui/run_table_model.hpp"
-#include "kvsim/gui/scenario_document.hpp"
-#include "kvsim/gui/summary_model.hpp"
-#include "map_view.hpp"
-#include "results_view.hpp"
-#include "run_view.hpp"
-#include "whatif_view.hpp"
+#include "gui/app/editor_view.hpp"
+#include "gui/app/map_view.hpp"
+#include "gui/app/results_view.hpp"
+#include "gui/app/run_view.hpp"
+#include "gui/app/whatif_view.hpp"
+#include "gui/models/csv_export.hpp"
+#include "gui/models/knob_model.hpp"
+#include "gui/models/map_data.hpp"
+#include "gui/models/results_db_model.hpp"
+#include "gui/models/run_controller.hpp"
+#include "gui/models/run_table_model.hpp"
+#include "gui/models/scenario_document.hpp"
+#include "gui/models/summary_model.hpp"
 
 namespace kvsim::gui {
 namespace {

@@ -5,7 +5,7 @@
 // message bar that shows errors without blocking (no modal dialogs on bad input).
 #include <QMainWindow>
 
-#include "kvsim/gui/run_data.hpp"
+#include "gui/models/run_data.hpp"
 
 class QLabel;
 class QMenu;

@@ -1,4 +1,4 @@
-#include "map_view.hpp"
+#include "gui/app/map_view.hpp"
 
 #include <QComboBox>
 #include <QFileInfo>
@@ -21,8 +21,8 @@
 #include <cmath>
 #include <iterator>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/planner/map_report.hpp"
+#include "sim/core/error.hpp"
+#include "sim/planner/map_report.hpp"
 
 namespace kvsim::gui {
 namespace {

@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include "kvsim/gui/map_data.hpp"
+#include "gui/models/map_data.hpp"
 
 class QComboBox;
 class QLabel;

@@ -1,4 +1,4 @@
-#include "results_view.hpp"
+#include "gui/app/results_view.hpp"
 
 #include <QChartView>
 #include <QComboBox>
@@ -13,9 +13,9 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "chart_util.hpp"
-#include "kvsim/core/error.hpp"
-#include "kvsim/gui/results_db_model.hpp"
+#include "gui/app/chart_util.hpp"
+#include "gui/models/results_db_model.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::gui {
 

@@ -1,4 +1,4 @@
-#include "run_view.hpp"
+#include "gui/app/run_view.hpp"
 
 #include <QChartView>
 #include <QGridLayout>
@@ -10,9 +10,9 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "chart_util.hpp"
-#include "kvsim/gui/run_table_model.hpp"
-#include "kvsim/gui/summary_model.hpp"
+#include "gui/app/chart_util.hpp"
+#include "gui/models/run_table_model.hpp"
+#include "gui/models/summary_model.hpp"
 
 namespace kvsim::gui {
 namespace {

@@ -6,7 +6,7 @@
 #include <QWidget>
 #include <vector>
 
-#include "kvsim/gui/run_data.hpp"
+#include "gui/models/run_data.hpp"
 
 class QChartView;
 class QTableView;

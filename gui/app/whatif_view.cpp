@@ -1,4 +1,4 @@
-#include "whatif_view.hpp"
+#include "gui/app/whatif_view.hpp"
 
 #include <QChartView>
 #include <QComboBox>
@@ -17,12 +17,12 @@
 #include <QVBoxLayout>
 #include <cmath>
 
-#include "chart_util.hpp"
-#include "kvsim/core/error.hpp"
-#include "kvsim/gui/knob_model.hpp"
-#include "kvsim/gui/run_controller.hpp"
-#include "kvsim/gui/run_table_model.hpp"
-#include "kvsim/gui/scenario_document.hpp"
+#include "gui/app/chart_util.hpp"
+#include "gui/models/knob_model.hpp"
+#include "gui/models/run_controller.hpp"
+#include "gui/models/run_table_model.hpp"
+#include "gui/models/scenario_document.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::gui {
 namespace {

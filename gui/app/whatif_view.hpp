@@ -5,7 +5,7 @@
 // click opens that run in the run view.
 #include <QWidget>
 
-#include "kvsim/gui/run_data.hpp"
+#include "gui/models/run_data.hpp"
 
 class QChartView;
 class QComboBox;

@@ -1,4 +1,4 @@
-#include "kvsim/gui/csv_export.hpp"
+#include "gui/models/csv_export.hpp"
 
 #include <QStringList>
 

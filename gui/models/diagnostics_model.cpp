@@ -1,4 +1,4 @@
-#include "kvsim/gui/diagnostics_model.hpp"
+#include "gui/models/diagnostics_model.hpp"
 
 namespace kvsim::gui {
 

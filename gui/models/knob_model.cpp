@@ -1,11 +1,11 @@
-#include "kvsim/gui/knob_model.hpp"
+#include "gui/models/knob_model.hpp"
 
 #include <array>
 #include <functional>
 #include <string_view>
 
-#include "kvsim/gui/scenario_document.hpp"
-#include "kvsim/scenario/tables.hpp"
+#include "gui/models/scenario_document.hpp"
+#include "sim/scenario/tables.hpp"
 
 namespace kvsim::gui {
 namespace {

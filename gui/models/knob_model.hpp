@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/scenario/field_table.hpp"
-#include "kvsim/scenario/scenario.hpp"
+#include "sim/scenario/field_table.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace kvsim::gui {
 

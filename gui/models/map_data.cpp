@@ -1,4 +1,4 @@
-#include "kvsim/gui/map_data.hpp"
+#include "gui/models/map_data.hpp"
 
 #include <QDir>
 #include <QFile>
@@ -12,8 +12,8 @@
 #include <limits>
 #include <string>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/planner/map_report.hpp"
+#include "sim/core/error.hpp"
+#include "sim/planner/map_report.hpp"
 
 namespace kvsim::gui {
 namespace {

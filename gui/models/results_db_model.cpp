@@ -1,4 +1,4 @@
-#include "kvsim/gui/results_db_model.hpp"
+#include "gui/models/results_db_model.hpp"
 
 #include <sqlite3.h>
 
@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::gui {
 namespace {

@@ -1,10 +1,10 @@
-#include "kvsim/gui/run_controller.hpp"
+#include "gui/models/run_controller.hpp"
 
 #include <exception>
 #include <utility>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/scenario/simulation.hpp"
+#include "sim/core/error.hpp"
+#include "sim/scenario/simulation.hpp"
 
 namespace kvsim::gui {
 namespace {

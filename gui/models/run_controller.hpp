@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "kvsim/gui/run_data.hpp"
+#include "gui/models/run_data.hpp"
 
 namespace kvsim::gui {
 

@@ -1,4 +1,4 @@
-#include "kvsim/gui/run_data.hpp"
+#include "gui/models/run_data.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,9 +6,9 @@
 #include <map>
 #include <sstream>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/gui/knob_model.hpp"
-#include "kvsim/scenario/simulation.hpp"
+#include "gui/models/knob_model.hpp"
+#include "sim/core/error.hpp"
+#include "sim/scenario/simulation.hpp"
 
 namespace kvsim::gui {
 

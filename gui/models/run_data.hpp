@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/io/results.hpp"
-#include "kvsim/io/summary.hpp"
-#include "kvsim/planner/variants.hpp"
-#include "kvsim/scenario/scenario.hpp"
+#include "sim/io/results.hpp"
+#include "sim/io/summary.hpp"
+#include "sim/planner/variants.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace kvsim::gui {
 

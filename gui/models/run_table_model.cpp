@@ -1,4 +1,4 @@
-#include "kvsim/gui/run_table_model.hpp"
+#include "gui/models/run_table_model.hpp"
 
 #include <algorithm>
 #include <cmath>

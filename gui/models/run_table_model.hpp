@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "kvsim/gui/run_data.hpp"
+#include "gui/models/run_data.hpp"
 
 namespace kvsim::gui {
 

@@ -1,12 +1,12 @@
-#include "kvsim/gui/scenario_document.hpp"
+#include "gui/models/scenario_document.hpp"
 
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <exception>
 
-#include "kvsim/gui/yaml_edit.hpp"
-#include "kvsim/io/atomic_file.hpp"
+#include "gui/models/yaml_edit.hpp"
+#include "sim/io/atomic_file.hpp"
 
 namespace kvsim::gui {
 namespace {

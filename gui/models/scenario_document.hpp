@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/scenario/scenario.hpp"
+#include "sim/core/error.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace kvsim::gui {
 

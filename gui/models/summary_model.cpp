@@ -1,4 +1,4 @@
-#include "kvsim/gui/summary_model.hpp"
+#include "gui/models/summary_model.hpp"
 
 #include <QLocale>
 #include <array>

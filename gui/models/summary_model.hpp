@@ -4,7 +4,7 @@
 #include <QAbstractTableModel>
 #include <vector>
 
-#include "kvsim/gui/run_data.hpp"
+#include "gui/models/run_data.hpp"
 
 namespace kvsim::gui {
 

@@ -1,4 +1,4 @@
-#include "kvsim/gui/yaml_edit.hpp"
+#include "gui/models/yaml_edit.hpp"
 
 #include <yaml-cpp/yaml.h>
 

@@ -21,21 +21,21 @@
 #include <utility>
 #include <vector>
 
-#include "kvsim/analysis/cache_curve.hpp"
-#include "kvsim/analysis/cache_options.hpp"
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/comparison.hpp"
-#include "kvsim/io/sinks.hpp"
-#include "kvsim/io/summary.hpp"
-#include "kvsim/planner/variants.hpp"
-#include "kvsim/scenario/catalog.hpp"
-#include "kvsim/scenario/scenario.hpp"
-#include "kvsim/scenario/simulation.hpp"
-#include "kvsim/scenario/tables.hpp"
-#include "kvsim/scenario/units.hpp"
-#include "kvsim/scenario/yaml_codec.hpp"
-#include "kvsim/version.hpp"
-#include "kvsim/workload/trace.hpp"
+#include "sim/analysis/cache_curve.hpp"
+#include "sim/analysis/cache_options.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/version.hpp"
+#include "sim/io/comparison.hpp"
+#include "sim/io/sinks.hpp"
+#include "sim/io/summary.hpp"
+#include "sim/planner/variants.hpp"
+#include "sim/scenario/catalog.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/simulation.hpp"
+#include "sim/scenario/tables.hpp"
+#include "sim/scenario/units.hpp"
+#include "sim/scenario/yaml_codec.hpp"
+#include "sim/workload/trace.hpp"
 
 namespace py = pybind11;
 

@@ -1,11 +1,11 @@
-#include "kvsim/analysis/cache_curve.hpp"
+#include "sim/analysis/cache_curve.hpp"
 
 #include <algorithm>
 #include <thread>
 #include <unordered_map>
 
-#include "kvsim/analysis/stack_distance.hpp"
-#include "kvsim/core/error.hpp"
+#include "sim/analysis/stack_distance.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::analysis {
 namespace {

@@ -31,8 +31,8 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/engine/kv_tier.hpp"
-#include "kvsim/workload/mooncake_trace.hpp"
+#include "sim/engine/kv_tier.hpp"
+#include "sim/workload/mooncake_trace.hpp"
 
 namespace kvsim::analysis {
 

@@ -1,10 +1,10 @@
-#include "kvsim/analysis/cache_options.hpp"
+#include "sim/analysis/cache_options.hpp"
 
 #include <cmath>
 #include <exception>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/scenario/units.hpp"
+#include "sim/core/error.hpp"
+#include "sim/scenario/units.hpp"
 
 namespace kvsim::analysis {
 

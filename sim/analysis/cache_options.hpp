@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/analysis/cache_curve.hpp"
-#include "kvsim/engine/kv_tier.hpp"
+#include "sim/analysis/cache_curve.hpp"
+#include "sim/engine/kv_tier.hpp"
 
 namespace kvsim::analysis {
 

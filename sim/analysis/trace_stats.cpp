@@ -1,13 +1,13 @@
-#include "kvsim/analysis/trace_stats.hpp"
+#include "sim/analysis/trace_stats.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <unordered_set>
 
-#include "kvsim/analysis/stack_distance.hpp"
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/limits.hpp"
+#include "sim/analysis/stack_distance.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/limits.hpp"
 
 namespace kvsim::analysis {
 namespace {

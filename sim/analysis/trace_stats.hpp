@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/workload/trace.hpp"
+#include "sim/workload/trace.hpp"
 
 namespace kvsim::analysis {
 

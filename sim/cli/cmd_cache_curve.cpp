@@ -10,16 +10,16 @@
 #include <string>
 #include <vector>
 
-#include "command.hpp"
-#include "kvsim/analysis/cache_curve.hpp"
-#include "kvsim/analysis/cache_options.hpp"
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/atomic_file.hpp"
-#include "kvsim/io/json_writer.hpp"
-#include "kvsim/io/svg_chart.hpp"
-#include "kvsim/scenario/units.hpp"
-#include "kvsim/workload/trace.hpp"
-#include "trace_options.hpp"
+#include "sim/analysis/cache_curve.hpp"
+#include "sim/analysis/cache_options.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/cli/trace_options.hpp"
+#include "sim/core/error.hpp"
+#include "sim/io/atomic_file.hpp"
+#include "sim/io/json_writer.hpp"
+#include "sim/io/svg_chart.hpp"
+#include "sim/scenario/units.hpp"
+#include "sim/workload/trace.hpp"
 
 namespace kvsim::cli {
 namespace {

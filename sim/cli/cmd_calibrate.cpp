@@ -7,16 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "command.hpp"
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/atomic_file.hpp"
-#include "kvsim/io/json_writer.hpp"
-#include "kvsim/models/fitted_model.hpp"
-#include "kvsim/models/profile_bundle.hpp"
-#include "kvsim/models/roofline_anchor.hpp"
-#if __has_include("kvsim/validation/probe.hpp")
-#include "kvsim/validation/probe.hpp"
-#define KVSIM_HAVE_VALIDATION 1
+#include "models/fitted_model.hpp"
+#include "models/profile_bundle.hpp"
+#include "models/roofline_anchor.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/core/error.hpp"
+#include "sim/io/atomic_file.hpp"
+#include "sim/io/json_writer.hpp"
+#ifdef KVSIM_HAVE_VALIDATION  // set by sim/cli/CMakeLists.txt when validation/ is built
+#include "validation/src/probe.hpp"
 #endif
 
 namespace kvsim::cli {

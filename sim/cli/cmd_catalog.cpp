@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "command.hpp"
-#include "kvsim/core/error.hpp"
-#include "kvsim/hw/pcie.hpp"
-#include "kvsim/io/json_writer.hpp"
+#include "hw/pcie.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/core/error.hpp"
+#include "sim/io/json_writer.hpp"
 
 namespace kvsim::cli {
 namespace {

@@ -5,9 +5,9 @@
 #include <string>
 #include <thread>
 
-#include "command.hpp"
-#include "kvsim/io/atomic_file.hpp"
-#include "kvsim/planner/check.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/io/atomic_file.hpp"
+#include "sim/planner/check.hpp"
 
 namespace kvsim::cli {
 namespace {

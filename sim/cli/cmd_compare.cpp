@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "command.hpp"
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/comparison.hpp"
-#include "kvsim/io/summary.hpp"
-#include "kvsim/planner/variants.hpp"
-#include "kvsim/scenario/simulation.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/core/error.hpp"
+#include "sim/io/comparison.hpp"
+#include "sim/io/summary.hpp"
+#include "sim/planner/variants.hpp"
+#include "sim/scenario/simulation.hpp"
 
 namespace kvsim::cli {
 namespace {

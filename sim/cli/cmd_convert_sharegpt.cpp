@@ -4,9 +4,9 @@
 #include <memory>
 #include <string>
 
-#include "command.hpp"
-#include "kvsim/io/atomic_file.hpp"
-#include "kvsim/workload/sharegpt.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/io/atomic_file.hpp"
+#include "sim/workload/sharegpt.hpp"
 
 namespace kvsim::cli {
 namespace {

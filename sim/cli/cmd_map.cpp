@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "command.hpp"
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/atomic_file.hpp"
-#include "kvsim/planner/map_report.hpp"
-#include "kvsim/planner/offload_map.hpp"
-#include "kvsim/planner/progress.hpp"
-#include "kvsim/planner/shard.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/core/error.hpp"
+#include "sim/io/atomic_file.hpp"
+#include "sim/planner/map_report.hpp"
+#include "sim/planner/offload_map.hpp"
+#include "sim/planner/progress.hpp"
+#include "sim/planner/shard.hpp"
 
 namespace kvsim::cli {
 namespace {

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "command.hpp"
-#include "kvsim/core/error.hpp"
-#include "kvsim/planner/results_db.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/core/error.hpp"
+#include "sim/planner/results_db.hpp"
 
 namespace kvsim::cli {
 namespace {

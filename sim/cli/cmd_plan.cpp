@@ -6,11 +6,11 @@
 #include <thread>
 #include <vector>
 
-#include "command.hpp"
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/atomic_file.hpp"
-#include "kvsim/planner/plan.hpp"
-#include "kvsim/planner/report_html.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/core/error.hpp"
+#include "sim/io/atomic_file.hpp"
+#include "sim/planner/plan.hpp"
+#include "sim/planner/report_html.hpp"
 
 namespace kvsim::cli {
 namespace {

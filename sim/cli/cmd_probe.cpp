@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "command.hpp"
-#include "kvsim/io/atomic_file.hpp"
-#include "kvsim/validation/probe.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/io/atomic_file.hpp"
+#include "validation/src/probe.hpp"
 
 namespace kvsim::cli {
 namespace {

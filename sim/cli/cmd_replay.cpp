@@ -9,13 +9,13 @@
 #include <memory>
 #include <string>
 
-#include "command.hpp"
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/atomic_file.hpp"
-#include "kvsim/io/sinks.hpp"
-#include "kvsim/validation/replay.hpp"
-#include "kvsim/validation/replay_db.hpp"
-#include "kvsim/validation/report.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/core/error.hpp"
+#include "sim/io/atomic_file.hpp"
+#include "sim/io/sinks.hpp"
+#include "validation/src/replay.hpp"
+#include "validation/src/replay_db.hpp"
+#include "validation/src/report.hpp"
 
 namespace kvsim::cli {
 namespace {

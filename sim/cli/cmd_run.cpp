@@ -13,15 +13,15 @@
 #include <string>
 #include <vector>
 
-#include "command.hpp"
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/input_file.hpp"
-#include "kvsim/io/atomic_file.hpp"
-#include "kvsim/io/sinks.hpp"
-#include "kvsim/io/summary.hpp"
-#include "kvsim/io/trace_events.hpp"
-#include "kvsim/scenario/simulation.hpp"
-#include "trace_options.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/cli/trace_options.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
+#include "sim/io/atomic_file.hpp"
+#include "sim/io/sinks.hpp"
+#include "sim/io/summary.hpp"
+#include "sim/io/trace_events.hpp"
+#include "sim/scenario/simulation.hpp"
 
 namespace kvsim::cli {
 namespace {

@@ -10,12 +10,12 @@
 #include <optional>
 #include <string>
 
-#include "command.hpp"
-#include "kvsim/planner/progress.hpp"
-#include "kvsim/planner/results_db.hpp"
-#include "kvsim/planner/shard.hpp"
-#include "kvsim/planner/sweep.hpp"
-#include "kvsim/planner/sweep_spec.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/planner/progress.hpp"
+#include "sim/planner/results_db.hpp"
+#include "sim/planner/shard.hpp"
+#include "sim/planner/sweep.hpp"
+#include "sim/planner/sweep_spec.hpp"
 
 namespace kvsim::cli {
 namespace {

@@ -7,13 +7,13 @@
 #include <sstream>
 #include <string>
 
-#include "command.hpp"
-#include "kvsim/analysis/trace_stats.hpp"
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/limits.hpp"
-#include "kvsim/io/json_writer.hpp"
-#include "kvsim/scenario/units.hpp"
-#include "trace_options.hpp"
+#include "sim/analysis/trace_stats.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/cli/trace_options.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/limits.hpp"
+#include "sim/io/json_writer.hpp"
+#include "sim/scenario/units.hpp"
 
 namespace kvsim::cli {
 namespace {

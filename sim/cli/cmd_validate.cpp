@@ -6,15 +6,15 @@
 #include <utility>
 #include <vector>
 
-#include "command.hpp"
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/atomic_file.hpp"
-#include "kvsim/scenario/simulation.hpp"
-#include "kvsim/validation/replay_db.hpp"
-#include "kvsim/validation/replay_file.hpp"
-#include "kvsim/validation/replayed_workload.hpp"
-#include "kvsim/workload/replayed_driver.hpp"
-#include "kvsim/validation/report.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/core/error.hpp"
+#include "sim/io/atomic_file.hpp"
+#include "sim/scenario/simulation.hpp"
+#include "sim/workload/replayed_driver.hpp"
+#include "validation/src/replay_db.hpp"
+#include "validation/src/replay_file.hpp"
+#include "validation/src/replayed_workload.hpp"
+#include "validation/src/report.hpp"
 
 namespace kvsim::cli {
 namespace {

@@ -1,6 +1,6 @@
-#include "command.hpp"
+#include "sim/cli/command.hpp"
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::cli {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/models/model_spec.hpp"
-#include "kvsim/scenario/catalog.hpp"
-#include "kvsim/scenario/scenario.hpp"
+#include "models/model_spec.hpp"
+#include "sim/scenario/catalog.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace kvsim::cli {
 

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "command.hpp"
-#include "kvsim/core/error.hpp"
-#include "kvsim/scenario/suggest.hpp"
-#include "kvsim/version.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/version.hpp"
+#include "sim/scenario/suggest.hpp"
 
 int main(int argc, char** argv) {
   using namespace kvsim::cli;

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/scenario/scenario.hpp"
-#include "kvsim/workload/trace.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/workload/trace.hpp"
 
 namespace kvsim::cli {
 

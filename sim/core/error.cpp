@@ -1,4 +1,4 @@
-#include "error.hpp"
+#include "sim/core/error.hpp"
 
 #include <sstream>
 

@@ -5,7 +5,7 @@
 #include <queue>
 #include <vector>
 
-#include "units.hpp"
+#include "sim/core/units.hpp"
 
 namespace kvsim {
 

@@ -1,4 +1,4 @@
-#include "kvsim/core/input_file.hpp"
+#include "sim/core/input_file.hpp"
 
 #include <zlib.h>
 
@@ -12,7 +12,7 @@
 #include <streambuf>
 #include <system_error>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim {
 namespace {

@@ -1,4 +1,4 @@
-#include "kvsim/core/json_string.hpp"
+#include "sim/core/json_string.hpp"
 
 namespace kvsim {
 namespace {

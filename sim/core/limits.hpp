@@ -14,7 +14,7 @@
 //    FLOP rates at most 1e18 FLOP/s.
 #include <cstdint>
 
-#include "units.hpp"
+#include "sim/core/units.hpp"
 
 namespace kvsim::limits {
 

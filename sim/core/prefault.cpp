@@ -1,4 +1,4 @@
-#include "prefault.hpp"
+#include "sim/core/prefault.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,4 +1,4 @@
-#include "rng.hpp"
+#include "sim/core/rng.hpp"
 
 #include <cmath>
 

@@ -1,10 +1,10 @@
-#include "tokens.hpp"
+#include "sim/core/tokens.hpp"
 
 #include <algorithm>
 #include <limits>
 #include <numeric>
 
-#include "error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim {
 namespace {

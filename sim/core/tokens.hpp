@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "flat_hash.hpp"
+#include "sim/core/flat_hash.hpp"
 
 namespace kvsim {
 

@@ -1,8 +1,8 @@
-#include "kvsim/engine/block_ids.hpp"
+#include "sim/engine/block_ids.hpp"
 
 #include <algorithm>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::engine {
 

@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "kvsim/core/tokens.hpp"
-#include "kvsim/core/flat_hash.hpp"
+#include "sim/core/flat_hash.hpp"
+#include "sim/core/tokens.hpp"
 
 namespace kvsim::engine {
 

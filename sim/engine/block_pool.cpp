@@ -1,8 +1,8 @@
-#include "kvsim/engine/block_pool.hpp"
+#include "sim/engine/block_pool.hpp"
 
 #include <string>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::engine {
 

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kvsim/engine/dense_index.hpp"
+#include "sim/engine/dense_index.hpp"
 
 namespace kvsim::engine {
 

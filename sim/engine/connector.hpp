@@ -19,8 +19,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "kvsim/core/units.hpp"
-#include "kvsim/engine/request.hpp"
+#include "sim/core/units.hpp"
+#include "sim/engine/request.hpp"
 
 namespace kvsim::engine {
 

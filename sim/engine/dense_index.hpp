@@ -12,7 +12,7 @@
 #include <new>
 #include <vector>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::engine {
 

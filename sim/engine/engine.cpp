@@ -1,11 +1,11 @@
-#include "kvsim/engine/engine.hpp"
+#include "sim/engine/engine.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
 #include <string>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::engine {
 

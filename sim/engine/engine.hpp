@@ -12,13 +12,13 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/units.hpp"
-#include "kvsim/engine/connector.hpp"
-#include "kvsim/engine/engine_config.hpp"
-#include "kvsim/engine/kv_cache_manager.hpp"
-#include "kvsim/engine/request.hpp"
-#include "kvsim/models/compute_model.hpp"
+#include "models/compute_model.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/units.hpp"
+#include "sim/engine/connector.hpp"
+#include "sim/engine/engine_config.hpp"
+#include "sim/engine/kv_cache_manager.hpp"
+#include "sim/engine/request.hpp"
 
 namespace kvsim::engine {
 

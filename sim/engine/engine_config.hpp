@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "kvsim/core/units.hpp"
+#include "sim/core/units.hpp"
 
 namespace kvsim::engine {
 

@@ -1,8 +1,8 @@
-#include "kvsim/engine/kv_cache_manager.hpp"
+#include "sim/engine/kv_cache_manager.hpp"
 
 #include <algorithm>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::engine {
 

@@ -7,8 +7,8 @@
 #include <span>
 #include <vector>
 
-#include "kvsim/engine/block_pool.hpp"
-#include "kvsim/engine/request.hpp"
+#include "sim/engine/block_pool.hpp"
+#include "sim/engine/request.hpp"
 
 namespace kvsim::engine {
 

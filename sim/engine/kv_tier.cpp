@@ -1,11 +1,11 @@
-#include "kvsim/engine/kv_tier.hpp"
+#include "sim/engine/kv_tier.hpp"
 
 #include <algorithm>
 #include <limits>
 #include <string>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/flat_hash.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/flat_hash.hpp"
 
 namespace kvsim::engine {
 

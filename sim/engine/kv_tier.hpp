@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/core/prefault.hpp"
-#include "kvsim/engine/dense_index.hpp"
+#include "sim/core/prefault.hpp"
+#include "sim/engine/dense_index.hpp"
 
 namespace kvsim::engine {
 

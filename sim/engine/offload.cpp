@@ -1,9 +1,9 @@
-#include "kvsim/engine/offload.hpp"
+#include "sim/engine/offload.hpp"
 
 #include <algorithm>
 #include <unordered_set>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::engine {
 

@@ -22,12 +22,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kvsim/engine/connector.hpp"
-#include "kvsim/engine/engine.hpp"
-#include "kvsim/core/flat_hash.hpp"
-#include "kvsim/engine/kv_tier.hpp"
-#include "kvsim/hw/flow_network.hpp"
-#include "kvsim/hw/topology.hpp"
+#include "hw/flow_network.hpp"
+#include "hw/topology.hpp"
+#include "sim/core/flat_hash.hpp"
+#include "sim/engine/connector.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/engine/kv_tier.hpp"
 
 namespace kvsim::engine {
 

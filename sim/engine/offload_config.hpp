@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/core/units.hpp"
+#include "sim/core/units.hpp"
 
 namespace kvsim::engine {
 

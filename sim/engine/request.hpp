@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "kvsim/core/units.hpp"
-#include "kvsim/engine/block_pool.hpp"
+#include "sim/core/units.hpp"
+#include "sim/engine/block_pool.hpp"
 
 namespace kvsim::engine {
 

@@ -1,10 +1,10 @@
-#include "atomic_file.hpp"
+#include "sim/io/atomic_file.hpp"
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::io {
 

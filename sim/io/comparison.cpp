@@ -1,11 +1,11 @@
-#include "kvsim/io/comparison.hpp"
+#include "sim/io/comparison.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
 
-#include "kvsim/io/json_writer.hpp"
-#include "kvsim/io/text_format.hpp"
+#include "sim/io/json_writer.hpp"
+#include "sim/io/text_format.hpp"
 
 namespace kvsim::io {
 namespace {

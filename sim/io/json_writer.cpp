@@ -1,12 +1,12 @@
-#include "kvsim/io/json_writer.hpp"
+#include "sim/io/json_writer.hpp"
 
 #include <cmath>
 #include <cstdint>
 #include <string>
 
-#include "kvsim/core/json_string.hpp"
-#include "kvsim/io/text_format.hpp"
-#include "kvsim/version.hpp"
+#include "sim/core/json_string.hpp"
+#include "sim/core/version.hpp"
+#include "sim/io/text_format.hpp"
 
 namespace kvsim::io {
 namespace {

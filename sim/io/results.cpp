@@ -1,3 +1,3 @@
-#include "kvsim/io/results.hpp"
+#include "sim/io/results.hpp"
 
 namespace kvsim::io {}  // namespace kvsim::io

@@ -1,4 +1,4 @@
-#include "kvsim/io/sinks.hpp"
+#include "sim/io/sinks.hpp"
 
 #include <algorithm>
 #include <array>
@@ -8,10 +8,10 @@
 #include <limits>
 #include <string_view>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/json_writer.hpp"
-#include "kvsim/io/text_format.hpp"
-#include "kvsim/version.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/version.hpp"
+#include "sim/io/json_writer.hpp"
+#include "sim/io/text_format.hpp"
 
 namespace kvsim::io {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/io/results.hpp"
-#include "kvsim/io/summary.hpp"
+#include "sim/io/results.hpp"
+#include "sim/io/summary.hpp"
 
 namespace kvsim::io {
 

@@ -1,10 +1,10 @@
-#include "kvsim/io/stats.hpp"
+#include "sim/io/stats.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::io {
 namespace {

@@ -1,11 +1,11 @@
-#include "kvsim/io/summary.hpp"
+#include "sim/io/summary.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::io {
 namespace {

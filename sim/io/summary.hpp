@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "kvsim/io/results.hpp"
-#include "kvsim/io/stats.hpp"
+#include "sim/io/results.hpp"
+#include "sim/io/stats.hpp"
 
 namespace kvsim::io {
 

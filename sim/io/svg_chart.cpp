@@ -1,4 +1,4 @@
-#include "kvsim/io/svg_chart.hpp"
+#include "sim/io/svg_chart.hpp"
 
 #include <algorithm>
 #include <array>
@@ -6,7 +6,7 @@
 #include <limits>
 #include <sstream>
 
-#include "kvsim/io/text_format.hpp"
+#include "sim/io/text_format.hpp"
 
 namespace kvsim::io {
 namespace {

@@ -1,11 +1,11 @@
-#include "kvsim/io/text_format.hpp"
+#include "sim/io/text_format.hpp"
 
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::io {
 namespace {

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kvsim/core/json_string.hpp"
+#include "sim/core/json_string.hpp"
 
 namespace kvsim::io {
 

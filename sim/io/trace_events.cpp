@@ -1,4 +1,4 @@
-#include "kvsim/io/trace_events.hpp"
+#include "sim/io/trace_events.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -6,8 +6,8 @@
 #include <exception>
 #include <string>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/json_string.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/json_string.hpp"
 
 namespace kvsim::io {
 namespace {

@@ -19,7 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kvsim/io/results.hpp"
+#include "sim/io/results.hpp"
 
 namespace kvsim::io {
 

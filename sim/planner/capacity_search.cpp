@@ -1,11 +1,11 @@
-#include "kvsim/planner/capacity_search.hpp"
+#include "sim/planner/capacity_search.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::planner {
 

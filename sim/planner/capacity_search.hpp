@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/planner/slo.hpp"
+#include "sim/planner/slo.hpp"
 
 namespace kvsim::planner {
 

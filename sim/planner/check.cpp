@@ -1,4 +1,4 @@
-#include "kvsim/planner/check.hpp"
+#include "sim/planner/check.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -10,13 +10,13 @@
 #include <sstream>
 #include <thread>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/summary.hpp"
-#include "kvsim/io/svg_chart.hpp"
-#include "kvsim/planner/capacity_search.hpp"
-#include "kvsim/planner/yaml_fail.hpp"
-#include "kvsim/scenario/simulation.hpp"
-#include "kvsim/scenario/suggest.hpp"
+#include "sim/core/error.hpp"
+#include "sim/io/summary.hpp"
+#include "sim/io/svg_chart.hpp"
+#include "sim/planner/capacity_search.hpp"
+#include "sim/planner/yaml_fail.hpp"
+#include "sim/scenario/simulation.hpp"
+#include "sim/scenario/suggest.hpp"
 
 namespace kvsim::planner {
 namespace {

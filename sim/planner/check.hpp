@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/io/json_writer.hpp"
-#include "kvsim/planner/slo.hpp"
-#include "kvsim/scenario/scenario.hpp"
+#include "sim/io/json_writer.hpp"
+#include "sim/planner/slo.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace kvsim::planner {
 

@@ -1,4 +1,4 @@
-#include "kvsim/planner/cost.hpp"
+#include "sim/planner/cost.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <limits>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/planner/yaml_fail.hpp"
-#include "kvsim/scenario/suggest.hpp"
+#include "sim/core/error.hpp"
+#include "sim/planner/yaml_fail.hpp"
+#include "sim/scenario/suggest.hpp"
 
 namespace kvsim::planner {
 namespace {

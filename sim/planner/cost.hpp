@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "kvsim/scenario/scenario.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace kvsim::planner {
 

@@ -1,4 +1,4 @@
-#include "kvsim/planner/map_report.hpp"
+#include "sim/planner/map_report.hpp"
 
 #include <algorithm>
 #include <array>
@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "kvsim/io/svg_chart.hpp"
-#include "kvsim/io/text_format.hpp"
+#include "sim/io/svg_chart.hpp"
+#include "sim/io/text_format.hpp"
 
 namespace kvsim::planner {
 namespace {

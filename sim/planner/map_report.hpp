@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "kvsim/io/json_writer.hpp"
-#include "kvsim/planner/offload_map.hpp"
+#include "sim/io/json_writer.hpp"
+#include "sim/planner/offload_map.hpp"
 
 namespace kvsim::planner {
 

@@ -1,4 +1,4 @@
-#include "kvsim/planner/offload_map.hpp"
+#include "sim/planner/offload_map.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,10 +9,10 @@
 #include <mutex>
 #include <set>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/planner/parallel.hpp"
-#include "kvsim/planner/results_db.hpp"
-#include "kvsim/scenario/units.hpp"
+#include "sim/core/error.hpp"
+#include "sim/planner/parallel.hpp"
+#include "sim/planner/results_db.hpp"
+#include "sim/scenario/units.hpp"
 
 namespace kvsim::planner {
 namespace {

@@ -31,13 +31,13 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/planner/capacity_search.hpp"
-#include "kvsim/planner/plan.hpp"
-#include "kvsim/planner/progress.hpp"
-#include "kvsim/planner/slo.hpp"
-#include "kvsim/planner/sweep.hpp"
-#include "kvsim/planner/variants.hpp"
-#include "kvsim/scenario/scenario.hpp"
+#include "sim/planner/capacity_search.hpp"
+#include "sim/planner/plan.hpp"
+#include "sim/planner/progress.hpp"
+#include "sim/planner/slo.hpp"
+#include "sim/planner/sweep.hpp"
+#include "sim/planner/variants.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace kvsim::planner {
 

@@ -1,4 +1,4 @@
-#include "kvsim/planner/parallel.hpp"
+#include "sim/planner/parallel.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -1,4 +1,4 @@
-#include "kvsim/planner/plan.hpp"
+#include "sim/planner/plan.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -10,12 +10,12 @@
 #include <sstream>
 #include <thread>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/summary.hpp"
-#include "kvsim/planner/check.hpp"
-#include "kvsim/io/text_format.hpp"
-#include "kvsim/scenario/simulation.hpp"
-#include "kvsim/scenario/units.hpp"
+#include "sim/core/error.hpp"
+#include "sim/io/summary.hpp"
+#include "sim/io/text_format.hpp"
+#include "sim/planner/check.hpp"
+#include "sim/scenario/simulation.hpp"
+#include "sim/scenario/units.hpp"
 
 namespace kvsim::planner {
 namespace {

@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/io/json_writer.hpp"
-#include "kvsim/planner/capacity_search.hpp"
-#include "kvsim/planner/cost.hpp"
-#include "kvsim/planner/slo.hpp"
-#include "kvsim/planner/variants.hpp"
-#include "kvsim/scenario/scenario.hpp"
+#include "sim/io/json_writer.hpp"
+#include "sim/planner/capacity_search.hpp"
+#include "sim/planner/cost.hpp"
+#include "sim/planner/slo.hpp"
+#include "sim/planner/variants.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace kvsim::planner {
 

@@ -1,4 +1,4 @@
-#include "kvsim/planner/progress.hpp"
+#include "sim/planner/progress.hpp"
 
 #include <cmath>
 #include <cstdio>

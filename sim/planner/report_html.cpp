@@ -1,13 +1,13 @@
-#include "kvsim/planner/report_html.hpp"
+#include "sim/planner/report_html.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
 
-#include "kvsim/io/svg_chart.hpp"
-#include "kvsim/io/text_format.hpp"
-#include "kvsim/version.hpp"
+#include "sim/core/version.hpp"
+#include "sim/io/svg_chart.hpp"
+#include "sim/io/text_format.hpp"
 
 namespace kvsim::planner {
 namespace {

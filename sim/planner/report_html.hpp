@@ -5,7 +5,7 @@
 // tokens, users per $/h). A planner opens it without kvsim.
 #include <ostream>
 
-#include "kvsim/planner/plan.hpp"
+#include "sim/planner/plan.hpp"
 
 namespace kvsim::planner {
 

@@ -1,4 +1,4 @@
-#include "kvsim/planner/results_db.hpp"
+#include "sim/planner/results_db.hpp"
 
 #include <signal.h>
 #include <sqlite3.h>
@@ -15,9 +15,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/sinks.hpp"
-#include "kvsim/version.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/version.hpp"
+#include "sim/io/sinks.hpp"
 
 namespace kvsim::planner {
 namespace {

@@ -1,4 +1,4 @@
-#include "kvsim/planner/run_key.hpp"
+#include "sim/planner/run_key.hpp"
 
 #include <array>
 

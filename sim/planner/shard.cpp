@@ -1,8 +1,8 @@
-#include "kvsim/planner/shard.hpp"
+#include "sim/planner/shard.hpp"
 
 #include <charconv>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::planner {
 namespace {

@@ -1,4 +1,4 @@
-#include "kvsim/planner/slo.hpp"
+#include "sim/planner/slo.hpp"
 
 #include <algorithm>
 #include <array>
@@ -8,11 +8,11 @@
 #include <string_view>
 #include <utility>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/sinks.hpp"
-#include "kvsim/io/text_format.hpp"
-#include "kvsim/scenario/suggest.hpp"
-#include "kvsim/scenario/units.hpp"
+#include "sim/core/error.hpp"
+#include "sim/io/sinks.hpp"
+#include "sim/io/text_format.hpp"
+#include "sim/scenario/suggest.hpp"
+#include "sim/scenario/units.hpp"
 
 namespace kvsim::planner {
 namespace {

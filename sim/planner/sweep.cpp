@@ -1,15 +1,15 @@
-#include "kvsim/planner/sweep.hpp"
+#include "sim/planner/sweep.hpp"
 
 #include <exception>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/summary.hpp"
-#include "kvsim/planner/parallel.hpp"
-#include "kvsim/planner/run_key.hpp"
-#include "kvsim/scenario/simulation.hpp"
+#include "sim/core/error.hpp"
+#include "sim/io/summary.hpp"
+#include "sim/planner/parallel.hpp"
+#include "sim/planner/run_key.hpp"
+#include "sim/scenario/simulation.hpp"
 
 namespace kvsim::planner {
 namespace {

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/planner/progress.hpp"
-#include "kvsim/planner/results_db.hpp"
-#include "kvsim/planner/shard.hpp"
-#include "kvsim/planner/sweep_spec.hpp"
-#include "kvsim/scenario/scenario.hpp"
+#include "sim/planner/progress.hpp"
+#include "sim/planner/results_db.hpp"
+#include "sim/planner/shard.hpp"
+#include "sim/planner/sweep_spec.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace kvsim::planner {
 

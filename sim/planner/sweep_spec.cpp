@@ -1,4 +1,4 @@
-#include "kvsim/planner/sweep_spec.hpp"
+#include "sim/planner/sweep_spec.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::planner {
 namespace {

@@ -1,6 +1,6 @@
-#include "kvsim/planner/variants.hpp"
+#include "sim/planner/variants.hpp"
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::planner {
 

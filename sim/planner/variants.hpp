@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/scenario/scenario.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace kvsim::planner {
 

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::planner {
 

@@ -1,4 +1,4 @@
-#include "kvsim/scenario/catalog.hpp"
+#include "sim/scenario/catalog.hpp"
 
 #include <dlfcn.h>
 
@@ -9,9 +9,9 @@
 #include <system_error>
 #include <vector>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/scenario/tables.hpp"
-#include "kvsim/scenario/yaml_codec.hpp"
+#include "sim/core/error.hpp"
+#include "sim/scenario/tables.hpp"
+#include "sim/scenario/yaml_codec.hpp"
 
 namespace kvsim::scenario {
 namespace {

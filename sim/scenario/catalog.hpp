@@ -6,8 +6,8 @@
 #include <map>
 #include <string>
 
-#include "kvsim/hw/gpu_spec.hpp"
-#include "kvsim/models/model_spec.hpp"
+#include "hw/gpu_spec.hpp"
+#include "models/model_spec.hpp"
 
 namespace kvsim::scenario {
 

@@ -1,4 +1,4 @@
-#include "kvsim/scenario/compute_factory.hpp"
+#include "sim/scenario/compute_factory.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,14 +7,14 @@
 #include <sstream>
 #include <utility>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/hw/collective.hpp"
-#include "kvsim/models/fitted_model.hpp"
-#include "kvsim/models/profile_bundle.hpp"
-#include "kvsim/models/profile_model.hpp"
-#include "kvsim/models/tensor_parallel.hpp"
-#include "kvsim/models/tensor_parallel_model.hpp"
-#include "kvsim/workload/make_driver.hpp"
+#include "hw/collective.hpp"
+#include "models/fitted_model.hpp"
+#include "models/profile_bundle.hpp"
+#include "models/profile_model.hpp"
+#include "models/tensor_parallel.hpp"
+#include "models/tensor_parallel_model.hpp"
+#include "sim/core/error.hpp"
+#include "sim/workload/make_driver.hpp"
 
 namespace kvsim::scenario {
 namespace fs = std::filesystem;

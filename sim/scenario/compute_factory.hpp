@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/models/compute_model.hpp"
-#include "kvsim/models/roofline.hpp"
-#include "kvsim/scenario/scenario.hpp"
+#include "models/compute_model.hpp"
+#include "models/roofline.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace kvsim::scenario {
 

@@ -1,13 +1,13 @@
-#include "kvsim/scenario/field_table.hpp"
+#include "sim/scenario/field_table.hpp"
 
 #include <charconv>
 #include <cmath>
 #include <limits>
 #include <system_error>
 
-#include "kvsim/core/limits.hpp"
-#include "kvsim/scenario/suggest.hpp"
-#include "kvsim/scenario/units.hpp"
+#include "sim/core/limits.hpp"
+#include "sim/scenario/suggest.hpp"
+#include "sim/scenario/units.hpp"
 
 namespace kvsim::scenario {
 namespace {

@@ -26,8 +26,8 @@
 #include <utility>
 #include <vector>
 
-#include "kvsim/core/units.hpp"
-#include "kvsim/workload/workload_spec.hpp"
+#include "sim/core/units.hpp"
+#include "sim/workload/workload_spec.hpp"
 
 namespace kvsim::scenario {
 

@@ -1,4 +1,4 @@
-#include "kvsim/scenario/scenario.hpp"
+#include "sim/scenario/scenario.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -8,12 +8,12 @@
 #include <sstream>
 #include <system_error>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/input_file.hpp"
-#include "kvsim/models/hf_config.hpp"
-#include "kvsim/scenario/suggest.hpp"
-#include "kvsim/scenario/tables.hpp"
-#include "kvsim/scenario/yaml_codec.hpp"
+#include "models/hf_config.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
+#include "sim/scenario/suggest.hpp"
+#include "sim/scenario/tables.hpp"
+#include "sim/scenario/yaml_codec.hpp"
 
 namespace kvsim::scenario {
 namespace {

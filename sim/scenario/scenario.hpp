@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/engine/engine_config.hpp"
-#include "kvsim/engine/offload_config.hpp"
-#include "kvsim/hw/gpu_spec.hpp"
-#include "kvsim/models/compute_spec.hpp"
-#include "kvsim/models/model_spec.hpp"
-#include "kvsim/scenario/catalog.hpp"
-#include "kvsim/workload/workload_spec.hpp"
+#include "hw/gpu_spec.hpp"
+#include "models/compute_spec.hpp"
+#include "models/model_spec.hpp"
+#include "sim/engine/engine_config.hpp"
+#include "sim/engine/offload_config.hpp"
+#include "sim/scenario/catalog.hpp"
+#include "sim/workload/workload_spec.hpp"
 
 namespace kvsim::scenario {
 

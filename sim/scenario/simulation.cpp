@@ -1,4 +1,4 @@
-#include "kvsim/scenario/simulation.hpp"
+#include "sim/scenario/simulation.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -7,27 +7,27 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/event_queue.hpp"
-#include "kvsim/core/limits.hpp"
-#include "kvsim/core/tokens.hpp"
-#include "kvsim/engine/block_ids.hpp"
-#include "kvsim/engine/engine.hpp"
-#include "kvsim/engine/offload.hpp"
-#include "kvsim/hw/collective.hpp"
-#include "kvsim/hw/flow_network.hpp"
-#include "kvsim/hw/storage.hpp"
-#include "kvsim/hw/topology.hpp"
-#include "kvsim/models/fitted_model.hpp"
-#include "kvsim/models/memory.hpp"
-#include "kvsim/models/profile_bundle.hpp"
-#include "kvsim/models/profile_model.hpp"
-#include "kvsim/models/roofline.hpp"
-#include "kvsim/models/tensor_parallel.hpp"
-#include "kvsim/models/tensor_parallel_model.hpp"
-#include "kvsim/scenario/compute_factory.hpp"
-#include "kvsim/version.hpp"
-#include "kvsim/workload/make_driver.hpp"
+#include "hw/collective.hpp"
+#include "hw/flow_network.hpp"
+#include "hw/storage.hpp"
+#include "hw/topology.hpp"
+#include "models/fitted_model.hpp"
+#include "models/memory.hpp"
+#include "models/profile_bundle.hpp"
+#include "models/profile_model.hpp"
+#include "models/roofline.hpp"
+#include "models/tensor_parallel.hpp"
+#include "models/tensor_parallel_model.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/event_queue.hpp"
+#include "sim/core/limits.hpp"
+#include "sim/core/tokens.hpp"
+#include "sim/core/version.hpp"
+#include "sim/engine/block_ids.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/engine/offload.hpp"
+#include "sim/scenario/compute_factory.hpp"
+#include "sim/workload/make_driver.hpp"
 
 namespace kvsim::scenario {
 namespace {

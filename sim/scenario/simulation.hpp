@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/io/results.hpp"
-#include "kvsim/io/trace_events.hpp"
-#include "kvsim/scenario/scenario.hpp"
+#include "sim/io/results.hpp"
+#include "sim/io/trace_events.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace kvsim::workload {
 class Driver;

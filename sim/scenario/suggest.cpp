@@ -1,4 +1,4 @@
-#include "kvsim/scenario/suggest.hpp"
+#include "sim/scenario/suggest.hpp"
 
 #include <algorithm>
 #include <cctype>

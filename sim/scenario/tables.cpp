@@ -1,4 +1,4 @@
-#include "kvsim/scenario/tables.hpp"
+#include "sim/scenario/tables.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -6,10 +6,10 @@
 #include <sstream>
 #include <string_view>
 
-#include "kvsim/core/limits.hpp"
-#include "kvsim/scenario/scenario.hpp"
-#include "kvsim/scenario/suggest.hpp"
-#include "kvsim/scenario/units.hpp"
+#include "sim/core/limits.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/suggest.hpp"
+#include "sim/scenario/units.hpp"
 
 namespace kvsim::scenario {
 namespace {

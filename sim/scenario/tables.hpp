@@ -3,7 +3,7 @@
 // them (docs/scenario-reference.md is this text; a test keeps the two equal).
 #include <string>
 
-#include "kvsim/scenario/field_table.hpp"
+#include "sim/scenario/field_table.hpp"
 
 namespace kvsim::scenario {
 

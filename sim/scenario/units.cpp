@@ -1,11 +1,11 @@
-#include "kvsim/scenario/units.hpp"
+#include "sim/scenario/units.hpp"
 
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <system_error>
 
-#include "kvsim/scenario/suggest.hpp"
+#include "sim/scenario/suggest.hpp"
 
 namespace kvsim::scenario {
 namespace {

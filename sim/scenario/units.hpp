@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kvsim/core/units.hpp"
+#include "sim/core/units.hpp"
 
 namespace kvsim::scenario {
 

@@ -1,4 +1,4 @@
-#include "kvsim/scenario/yaml_codec.hpp"
+#include "sim/scenario/yaml_codec.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,9 +8,9 @@
 
 #include <yaml-cpp/eventhandler.h>
 
-#include "kvsim/core/limits.hpp"
-#include "kvsim/scenario/suggest.hpp"
-#include "kvsim/scenario/units.hpp"
+#include "sim/core/limits.hpp"
+#include "sim/scenario/suggest.hpp"
+#include "sim/scenario/units.hpp"
 
 namespace kvsim::scenario::detail {
 namespace {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/scenario/field_table.hpp"
+#include "sim/core/error.hpp"
+#include "sim/scenario/field_table.hpp"
 
 namespace kvsim::scenario::detail {
 

@@ -1,10 +1,10 @@
-#include "kvsim/workload/azure_trace.hpp"
+#include "sim/workload/azure_trace.hpp"
 
 #include <algorithm>
 #include <limits>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/workload/trace_csv.hpp"
+#include "sim/core/error.hpp"
+#include "sim/workload/trace_csv.hpp"
 
 namespace kvsim::workload {
 namespace {

@@ -16,7 +16,7 @@
 #include <optional>
 #include <string>
 
-#include "kvsim/workload/trace.hpp"
+#include "sim/workload/trace.hpp"
 
 namespace kvsim::workload {
 

@@ -1,9 +1,9 @@
-#include "kvsim/workload/bailian_trace.hpp"
+#include "sim/workload/bailian_trace.hpp"
 
 #include <map>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/workload/trace_jsonl.hpp"
+#include "sim/core/error.hpp"
+#include "sim/workload/trace_jsonl.hpp"
 
 namespace kvsim::workload {
 

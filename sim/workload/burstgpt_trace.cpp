@@ -1,6 +1,6 @@
-#include "kvsim/workload/burstgpt_trace.hpp"
+#include "sim/workload/burstgpt_trace.hpp"
 
-#include "kvsim/workload/trace_csv.hpp"
+#include "sim/workload/trace_csv.hpp"
 
 namespace kvsim::workload {
 

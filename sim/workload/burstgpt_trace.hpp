@@ -14,7 +14,7 @@
 #include <istream>
 #include <string>
 
-#include "kvsim/workload/trace.hpp"
+#include "sim/workload/trace.hpp"
 
 namespace kvsim::workload {
 

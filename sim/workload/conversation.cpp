@@ -1,11 +1,11 @@
-#include "kvsim/workload/conversation.hpp"
+#include "sim/workload/conversation.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/limits.hpp"
-#include "kvsim/workload/distributions.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/limits.hpp"
+#include "sim/workload/distributions.hpp"
 
 namespace kvsim::workload {
 namespace {

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/core/rng.hpp"
-#include "kvsim/core/tokens.hpp"
-#include "kvsim/workload/workload_spec.hpp"
+#include "sim/core/rng.hpp"
+#include "sim/core/tokens.hpp"
+#include "sim/workload/workload_spec.hpp"
 
 namespace kvsim::workload {
 

@@ -1,4 +1,4 @@
-#include "kvsim/workload/distributions.hpp"
+#include "sim/workload/distributions.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::workload {
 namespace {

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/core/rng.hpp"
-#include "kvsim/workload/workload_spec.hpp"
+#include "sim/core/rng.hpp"
+#include "sim/workload/workload_spec.hpp"
 
 namespace kvsim::workload {
 

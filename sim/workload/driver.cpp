@@ -1,3 +1,3 @@
-#include "kvsim/workload/driver.hpp"
+#include "sim/workload/driver.hpp"
 
 namespace kvsim::workload {}  // namespace kvsim::workload

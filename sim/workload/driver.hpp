@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/core/tokens.hpp"
-#include "kvsim/core/units.hpp"
+#include "sim/core/tokens.hpp"
+#include "sim/core/units.hpp"
 
 namespace kvsim::workload {
 

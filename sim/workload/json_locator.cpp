@@ -1,4 +1,4 @@
-#include "kvsim/workload/json_locator.hpp"
+#include "sim/workload/json_locator.hpp"
 
 #include <algorithm>
 

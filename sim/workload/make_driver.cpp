@@ -1,15 +1,15 @@
-#include "kvsim/workload/make_driver.hpp"
+#include "sim/workload/make_driver.hpp"
 
 #include <filesystem>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/input_file.hpp"
-#include "kvsim/core/rng.hpp"
-#include "kvsim/workload/conversation.hpp"
-#include "kvsim/workload/multi_turn_driver.hpp"
-#include "kvsim/workload/sharegpt.hpp"
-#include "kvsim/workload/trace_driver.hpp"
-#include "kvsim/workload/vllm_input.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
+#include "sim/core/rng.hpp"
+#include "sim/workload/conversation.hpp"
+#include "sim/workload/multi_turn_driver.hpp"
+#include "sim/workload/sharegpt.hpp"
+#include "sim/workload/trace_driver.hpp"
+#include "sim/workload/vllm_input.hpp"
 
 namespace kvsim::workload {
 namespace {

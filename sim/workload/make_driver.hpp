@@ -11,8 +11,8 @@
 #include <memory>
 #include <string>
 
-#include "kvsim/workload/driver.hpp"
-#include "kvsim/workload/workload_spec.hpp"
+#include "sim/workload/driver.hpp"
+#include "sim/workload/workload_spec.hpp"
 
 namespace kvsim::workload {
 

@@ -1,10 +1,10 @@
-#include "kvsim/workload/mooncake_trace.hpp"
+#include "sim/workload/mooncake_trace.hpp"
 
 #include <fstream>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/input_file.hpp"
-#include "kvsim/workload/trace_jsonl.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
+#include "sim/workload/trace_jsonl.hpp"
 
 namespace kvsim::workload {
 

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kvsim/workload/trace.hpp"
+#include "sim/workload/trace.hpp"
 
 namespace kvsim::workload {
 

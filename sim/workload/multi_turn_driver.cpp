@@ -1,12 +1,12 @@
-#include "kvsim/workload/multi_turn_driver.hpp"
+#include "sim/workload/multi_turn_driver.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/limits.hpp"
-#include "kvsim/core/units.hpp"
-#include "kvsim/workload/prompt.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/limits.hpp"
+#include "sim/core/units.hpp"
+#include "sim/workload/prompt.hpp"
 
 namespace kvsim::workload {
 namespace {

@@ -32,10 +32,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kvsim/core/rng.hpp"
-#include "kvsim/workload/conversation.hpp"
-#include "kvsim/workload/driver.hpp"
-#include "kvsim/workload/workload_spec.hpp"
+#include "sim/core/rng.hpp"
+#include "sim/workload/conversation.hpp"
+#include "sim/workload/driver.hpp"
+#include "sim/workload/workload_spec.hpp"
 
 namespace kvsim::workload {
 

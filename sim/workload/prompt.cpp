@@ -1,10 +1,10 @@
-#include "kvsim/workload/prompt.hpp"
+#include "sim/workload/prompt.hpp"
 
 #include <algorithm>
 #include <optional>
 #include <string>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::workload {
 namespace {

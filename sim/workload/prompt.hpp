@@ -21,9 +21,9 @@
 // set, else the min limit, else 1.
 #include <cstdint>
 
-#include "kvsim/workload/conversation.hpp"
-#include "kvsim/workload/driver.hpp"
-#include "kvsim/workload/workload_spec.hpp"
+#include "sim/workload/conversation.hpp"
+#include "sim/workload/driver.hpp"
+#include "sim/workload/workload_spec.hpp"
 
 namespace kvsim::workload {
 

@@ -1,10 +1,10 @@
-#include "kvsim/workload/replayed_driver.hpp"
+#include "sim/workload/replayed_driver.hpp"
 
 #include <algorithm>
 #include <utility>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/limits.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/limits.hpp"
 
 namespace kvsim::workload {
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/core/units.hpp"
-#include "kvsim/workload/driver.hpp"
+#include "sim/core/units.hpp"
+#include "sim/workload/driver.hpp"
 
 namespace kvsim::workload {
 

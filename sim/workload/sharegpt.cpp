@@ -1,4 +1,4 @@
-#include "kvsim/workload/sharegpt.hpp"
+#include "sim/workload/sharegpt.hpp"
 
 #include <cmath>
 #include <fstream>
@@ -7,14 +7,14 @@
 #include <set>
 #include <sstream>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/input_file.hpp"
-#include "kvsim/core/json_error.hpp"
-#include "kvsim/core/json_string.hpp"
-#include "kvsim/workload/json_locator.hpp"
-#include "kvsim/workload/prompt.hpp"
-#include "kvsim/workload/token_count.hpp"
-#include "kvsim/workload/trace_jsonl.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
+#include "sim/core/json_error.hpp"
+#include "sim/core/json_string.hpp"
+#include "sim/workload/json_locator.hpp"
+#include "sim/workload/prompt.hpp"
+#include "sim/workload/token_count.hpp"
+#include "sim/workload/trace_jsonl.hpp"
 
 namespace kvsim::workload {
 namespace {

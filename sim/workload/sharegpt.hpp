@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/workload/conversation.hpp"
-#include "kvsim/workload/trace.hpp"
-#include "kvsim/workload/workload_spec.hpp"
+#include "sim/workload/conversation.hpp"
+#include "sim/workload/trace.hpp"
+#include "sim/workload/workload_spec.hpp"
 
 namespace kvsim::workload {
 

@@ -1,4 +1,4 @@
-#include "kvsim/workload/trace.hpp"
+#include "sim/workload/trace.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,16 +6,16 @@
 #include <numeric>
 #include <sstream>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/input_file.hpp"
-#include "kvsim/core/limits.hpp"
-#include "kvsim/workload/azure_trace.hpp"
-#include "kvsim/workload/bailian_trace.hpp"
-#include "kvsim/workload/burstgpt_trace.hpp"
-#include "kvsim/workload/distributions.hpp"
-#include "kvsim/workload/mooncake_trace.hpp"
-#include "kvsim/workload/sharegpt.hpp"
-#include "kvsim/workload/vllm_input.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
+#include "sim/core/limits.hpp"
+#include "sim/workload/azure_trace.hpp"
+#include "sim/workload/bailian_trace.hpp"
+#include "sim/workload/burstgpt_trace.hpp"
+#include "sim/workload/distributions.hpp"
+#include "sim/workload/mooncake_trace.hpp"
+#include "sim/workload/sharegpt.hpp"
+#include "sim/workload/vllm_input.hpp"
 
 namespace kvsim::workload {
 namespace {

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/core/tokens.hpp"
-#include "kvsim/workload/workload_spec.hpp"
+#include "sim/core/tokens.hpp"
+#include "sim/workload/workload_spec.hpp"
 
 namespace kvsim::workload {
 

@@ -1,9 +1,9 @@
-#include "kvsim/workload/trace_csv.hpp"
+#include "sim/workload/trace_csv.hpp"
 
 #include <charconv>
 #include <cmath>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::workload::detail {
 namespace {

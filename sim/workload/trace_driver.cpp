@@ -1,9 +1,9 @@
-#include "kvsim/workload/trace_driver.hpp"
+#include "sim/workload/trace_driver.hpp"
 
 #include <algorithm>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/workload/distributions.hpp"
+#include "sim/core/error.hpp"
+#include "sim/workload/distributions.hpp"
 
 namespace kvsim::workload {
 

@@ -17,9 +17,9 @@
 #include <utility>
 #include <vector>
 
-#include "kvsim/workload/driver.hpp"
-#include "kvsim/workload/trace.hpp"
-#include "kvsim/workload/workload_spec.hpp"
+#include "sim/workload/driver.hpp"
+#include "sim/workload/trace.hpp"
+#include "sim/workload/workload_spec.hpp"
 
 namespace kvsim::workload {
 

@@ -1,11 +1,11 @@
-#include "kvsim/workload/trace_jsonl.hpp"
+#include "sim/workload/trace_jsonl.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/json_error.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/json_error.hpp"
 
 namespace kvsim::workload::detail {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/workload/json_locator.hpp"
-#include "kvsim/workload/trace.hpp"
+#include "sim/workload/json_locator.hpp"
+#include "sim/workload/trace.hpp"
 
 namespace kvsim::workload::detail {
 

@@ -1,4 +1,4 @@
-#include "kvsim/workload/vllm_input.hpp"
+#include "sim/workload/vllm_input.hpp"
 
 #include <cmath>
 #include <fstream>
@@ -6,12 +6,12 @@
 #include <set>
 #include <sstream>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/input_file.hpp"
-#include "kvsim/core/json_error.hpp"
-#include "kvsim/workload/distributions.hpp"
-#include "kvsim/workload/json_locator.hpp"
-#include "kvsim/workload/token_count.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
+#include "sim/core/json_error.hpp"
+#include "sim/workload/distributions.hpp"
+#include "sim/workload/json_locator.hpp"
+#include "sim/workload/token_count.hpp"
 
 namespace kvsim::workload {
 namespace {

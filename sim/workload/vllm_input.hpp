@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/workload/conversation.hpp"
-#include "kvsim/workload/workload_spec.hpp"
+#include "sim/workload/conversation.hpp"
+#include "sim/workload/workload_spec.hpp"
 
 namespace kvsim::workload {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/core/units.hpp"
+#include "sim/core/units.hpp"
 
 namespace kvsim::workload {
 

@@ -1,7 +1,7 @@
 // Timing-free prefix-cache curves: checked by hand on small traces, against a plain LRU list
 // simulation written here, against the LRU curve published with the Mooncake FAST'25
 // conversation trace, and for ARC and tier stacks against properties they must have.
-#include "kvsim/analysis/cache_curve.hpp"
+#include "sim/analysis/cache_curve.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +10,8 @@
 #include <map>
 #include <string>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/rng.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/rng.hpp"
 
 namespace kvsim::analysis {
 namespace {

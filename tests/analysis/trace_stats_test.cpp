@@ -1,5 +1,5 @@
 // Trace statistics checked by hand on small traces.
-#include "kvsim/analysis/trace_stats.hpp"
+#include "sim/analysis/trace_stats.hpp"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kvsim/core/flat_hash.hpp"
+#include "sim/core/flat_hash.hpp"
 
 namespace kvsim {
 namespace {

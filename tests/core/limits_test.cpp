@@ -1,6 +1,6 @@
 // Saturating time arithmetic (kvsim/core/limits.hpp, units.hpp): times computed from doubles
 // and sums of times stop at kTimeOverLimit instead of wrapping.
-#include "kvsim/core/limits.hpp"
+#include "sim/core/limits.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "kvsim/core/prefault.hpp"
+#include "sim/core/prefault.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>

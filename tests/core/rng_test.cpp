@@ -1,4 +1,4 @@
-#include "kvsim/core/rng.hpp"
+#include "sim/core/rng.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "kvsim/core/tokens.hpp"
+#include "sim/core/tokens.hpp"
 
 #include <gtest/gtest.h>
 
@@ -6,8 +6,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/rng.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/rng.hpp"
 
 namespace kvsim {
 namespace {

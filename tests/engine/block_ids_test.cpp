@@ -1,6 +1,6 @@
 // Dense block ids: one id per hash in use, ids reclaimed by mark and sweep, and every holder
 // (block hash cache, tiers) listing the ids it holds so none is reclaimed while in use.
-#include "kvsim/engine/block_ids.hpp"
+#include "sim/engine/block_ids.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/rng.hpp"
-#include "kvsim/core/tokens.hpp"
-#include "kvsim/engine/kv_tier.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/rng.hpp"
+#include "sim/core/tokens.hpp"
+#include "sim/engine/kv_tier.hpp"
 
 namespace kvsim::engine {
 namespace {

@@ -1,4 +1,4 @@
-#include "kvsim/engine/block_pool.hpp"
+#include "sim/engine/block_pool.hpp"
 
 #include <gtest/gtest.h>
 

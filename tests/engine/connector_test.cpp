@@ -5,9 +5,9 @@
 #include <map>
 #include <optional>
 
-#include "kvsim/engine/connector.hpp"
-#include "kvsim/engine/engine.hpp"
-#include "test_support.hpp"
+#include "sim/engine/connector.hpp"
+#include "sim/engine/engine.hpp"
+#include "tests/engine/test_support.hpp"
 
 namespace kvsim::engine {
 namespace {

@@ -1,7 +1,7 @@
 // DenseIndex against std::unordered_map: the same answers after any sequence of inserts,
 // overwrites and erases, with flags kept per cell, for keys packed in a few pages (so pages
 // fill, empty, go back and come again) and keys spread over many.
-#include "kvsim/engine/dense_index.hpp"
+#include "sim/engine/dense_index.hpp"
 
 #include <gtest/gtest.h>
 

@@ -7,9 +7,9 @@
 #include <map>
 #include <optional>
 
-#include "kvsim/core/rng.hpp"
-#include "kvsim/engine/engine.hpp"
-#include "test_support.hpp"
+#include "sim/core/rng.hpp"
+#include "sim/engine/engine.hpp"
+#include "tests/engine/test_support.hpp"
 
 namespace kvsim::engine {
 namespace {

@@ -1,8 +1,8 @@
-#include "kvsim/engine/kv_cache_manager.hpp"
+#include "sim/engine/kv_cache_manager.hpp"
 
 #include <gtest/gtest.h>
 
-#include "test_support.hpp"
+#include "tests/engine/test_support.hpp"
 
 namespace kvsim::engine {
 namespace {

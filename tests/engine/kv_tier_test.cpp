@@ -1,9 +1,9 @@
 // KV tiers outside the GPU: capacity, LRU order with vLLM's reverse touch, pinning, ARC.
-#include "kvsim/engine/kv_tier.hpp"
+#include "sim/engine/kv_tier.hpp"
 
 #include <gtest/gtest.h>
 
-#include "kvsim/core/rng.hpp"
+#include "sim/core/rng.hpp"
 
 namespace kvsim::engine {
 namespace {

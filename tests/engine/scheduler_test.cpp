@@ -1,8 +1,8 @@
 // Scheduler rules of vLLM V1 (vllm/v1/core/sched/scheduler.py), each test stating the rule.
 #include <gtest/gtest.h>
 
-#include "kvsim/engine/engine.hpp"
-#include "test_support.hpp"
+#include "sim/engine/engine.hpp"
+#include "tests/engine/test_support.hpp"
 
 namespace kvsim::engine {
 namespace {

@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <string>
 
-#include "kvsim/core/tokens.hpp"
-#include "kvsim/engine/block_ids.hpp"
-#include "kvsim/engine/request.hpp"
-#include "kvsim/models/compute_model.hpp"
+#include "models/compute_model.hpp"
+#include "sim/core/tokens.hpp"
+#include "sim/engine/block_ids.hpp"
+#include "sim/engine/request.hpp"
 
 namespace kvsim::engine::testing {
 

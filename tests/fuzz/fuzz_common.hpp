@@ -14,7 +14,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::fuzz {
 

@@ -6,9 +6,9 @@
 // Also checks scenario.hpp's promise: the resolved YAML loads again to an equal scenario.
 #include <vector>
 
-#include "fuzz_common.hpp"
-#include "kvsim/scenario/scenario.hpp"
-#include "kvsim/scenario/simulation.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/simulation.hpp"
+#include "tests/fuzz/fuzz_common.hpp"
 
 namespace {
 

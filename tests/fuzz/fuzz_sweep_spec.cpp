@@ -3,8 +3,8 @@
 // tree, so the shipped sweeps' `../seed/...` files exist. A sweep is capped at 10,000,000 runs;
 // the expansion is built only up to 100,000 of them (each point holds its overrides), and it
 // must have count_points() points.
-#include "fuzz_common.hpp"
-#include "kvsim/planner/sweep_spec.hpp"
+#include "sim/planner/sweep_spec.hpp"
+#include "tests/fuzz/fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   return kvsim::fuzz::expect_input_errors([&] {

@@ -2,8 +2,8 @@
 // and `kvsim trace-stats` read an Azure file.
 #include <sstream>
 
-#include "fuzz_common.hpp"
-#include "kvsim/workload/azure_trace.hpp"
+#include "sim/workload/azure_trace.hpp"
+#include "tests/fuzz/fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   return kvsim::fuzz::expect_input_errors([&] {

@@ -2,8 +2,8 @@
 // and `kvsim trace-stats` read a Bailian file.
 #include <sstream>
 
-#include "fuzz_common.hpp"
-#include "kvsim/workload/bailian_trace.hpp"
+#include "sim/workload/bailian_trace.hpp"
+#include "tests/fuzz/fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   return kvsim::fuzz::expect_input_errors([&] {

@@ -2,8 +2,8 @@
 // `kvsim trace-stats` read a BurstGPT file.
 #include <sstream>
 
-#include "fuzz_common.hpp"
-#include "kvsim/workload/burstgpt_trace.hpp"
+#include "sim/workload/burstgpt_trace.hpp"
+#include "tests/fuzz/fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   return kvsim::fuzz::expect_input_errors([&] {

@@ -3,9 +3,9 @@
 // reader: a line read_mooncake_row() takes gives the row the general (JSON) reader would give.
 #include <sstream>
 
-#include "fuzz_common.hpp"
-#include "kvsim/workload/mooncake_trace.hpp"
-#include "kvsim/workload/trace_jsonl.hpp"
+#include "sim/workload/mooncake_trace.hpp"
+#include "sim/workload/trace_jsonl.hpp"
+#include "tests/fuzz/fuzz_common.hpp"
 
 namespace {
 

@@ -1,9 +1,9 @@
 // vLLM multi-turn benchmark input (kvsim/workload/vllm_input.hpp): an OpenAI-messages
 // conversation list, as `kvsim run --trace` and `kvsim trace-stats` read it (then as a trace),
 // or a generation config, as a scenario's workload.input_file names it (parsed and validated).
-#include "fuzz_common.hpp"
-#include "kvsim/workload/sharegpt.hpp"
-#include "kvsim/workload/vllm_input.hpp"
+#include "sim/workload/sharegpt.hpp"
+#include "sim/workload/vllm_input.hpp"
+#include "tests/fuzz/fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   return kvsim::fuzz::expect_input_errors([&] {

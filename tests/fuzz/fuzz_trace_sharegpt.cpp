@@ -1,7 +1,7 @@
 // Raw ShareGPT JSON (kvsim/workload/sharegpt.hpp), as `kvsim run --trace`, `kvsim trace-stats`
 // (read_trace: convert, then conversations as a trace) and `kvsim convert-sharegpt` read it.
-#include "fuzz_common.hpp"
-#include "kvsim/workload/sharegpt.hpp"
+#include "sim/workload/sharegpt.hpp"
+#include "tests/fuzz/fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   return kvsim::fuzz::expect_input_errors([&] {

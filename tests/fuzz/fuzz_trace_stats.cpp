@@ -2,9 +2,9 @@
 // (detect_trace_format), the reader it picks (read_trace), the default window (select) and the
 // statistics (kvsim/analysis/trace_stats.hpp). read_trace takes a path only: the input goes
 // through an in-memory file.
-#include "fuzz_common.hpp"
-#include "kvsim/analysis/trace_stats.hpp"
-#include "kvsim/workload/trace.hpp"
+#include "sim/analysis/trace_stats.hpp"
+#include "sim/workload/trace.hpp"
+#include "tests/fuzz/fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static kvsim::fuzz::MemFile file;

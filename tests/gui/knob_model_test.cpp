@@ -1,15 +1,15 @@
 // The knob form: rows generated from the decoder's field tables, values as the resolved YAML
 // writes them, edits go through the document; passes QAbstractItemModelTester.
-#include "kvsim/gui/knob_model.hpp"
+#include "gui/models/knob_model.hpp"
 
 #include <gtest/gtest.h>
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
 
-#include "kvsim/gui/diagnostics_model.hpp"
-#include "kvsim/gui/scenario_document.hpp"
-#include "kvsim/scenario/tables.hpp"
+#include "gui/models/diagnostics_model.hpp"
+#include "gui/models/scenario_document.hpp"
+#include "sim/scenario/tables.hpp"
 
 namespace kvsim::gui {
 namespace {

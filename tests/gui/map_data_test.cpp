@@ -3,7 +3,7 @@
 // planner::contour_segments takes it; a cell's hover text names its values; the colours repeat
 // the HTML report's palette; the database is found beside the JSON; a cell's runs are listed;
 // a missing file, text that is not JSON and JSON that is not a map are refused with a message.
-#include "kvsim/gui/map_data.hpp"
+#include "gui/models/map_data.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 #include <QTemporaryDir>
 #include <cmath>
 
-#include "kvsim/core/error.hpp"
-#include "map_fixture.hpp"
+#include "sim/core/error.hpp"
+#include "tests/gui/map_fixture.hpp"
 
 namespace kvsim::gui {
 namespace {

@@ -3,7 +3,7 @@
 // the contour lines drawn are exactly planner::contour_segments' for each level; the cell's runs
 // open in the Results database tab filtered to their run keys; a malformed or missing map.json
 // gives a message, not a crash.
-#include "map_view.hpp"
+#include "gui/app/map_view.hpp"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -20,12 +20,12 @@
 #include <QToolTip>
 #include <iterator>
 
-#include "kvsim/gui/map_data.hpp"
-#include "kvsim/gui/results_db_model.hpp"
-#include "kvsim/planner/map_report.hpp"
-#include "main_window.hpp"
-#include "map_fixture.hpp"
-#include "results_view.hpp"
+#include "gui/app/main_window.hpp"
+#include "gui/app/results_view.hpp"
+#include "gui/models/map_data.hpp"
+#include "gui/models/results_db_model.hpp"
+#include "sim/planner/map_report.hpp"
+#include "tests/gui/map_fixture.hpp"
 
 // QStrings in failure messages as text.
 inline void PrintTo(const QString& s, std::ostream* os) { *os << '"' << s.toStdString() << '"'; }

@@ -1,7 +1,7 @@
 // The results database browser: a kvsim database (PRAGMA application_id "kvsm") is read as one
 // row per run with its summary figures; a database of another application, a file that is not
 // SQLite and a missing file are refused with a message that says which.
-#include "kvsim/gui/results_db_model.hpp"
+#include "gui/models/results_db_model.hpp"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -10,7 +10,7 @@
 #include <QFile>
 #include <QTemporaryDir>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::gui {
 namespace {

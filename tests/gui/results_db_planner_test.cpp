@@ -5,10 +5,10 @@
 
 #include <QTemporaryDir>
 
-#include "kvsim/gui/results_db_model.hpp"
-#include "kvsim/gui/run_data.hpp"
-#include "kvsim/gui/scenario_document.hpp"
-#include "kvsim/planner/results_db.hpp"
+#include "gui/models/results_db_model.hpp"
+#include "gui/models/run_data.hpp"
+#include "gui/models/scenario_document.hpp"
+#include "sim/planner/results_db.hpp"
 
 namespace kvsim::gui {
 namespace {

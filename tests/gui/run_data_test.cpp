@@ -1,13 +1,13 @@
 // Pure helpers behind the charts: CDF steps, thinning, the engines' summed queues, the usage
 // samples as lines, what-if value lists, and the tier variants a scenario gets (the planner's).
 // Expected values are worked out by hand.
-#include "kvsim/gui/run_data.hpp"
+#include "gui/models/run_data.hpp"
 
 #include <gtest/gtest.h>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/planner/variants.hpp"
-#include "kvsim/scenario/scenario.hpp"
+#include "sim/core/error.hpp"
+#include "sim/planner/variants.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace kvsim::gui {
 namespace {

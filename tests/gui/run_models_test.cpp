@@ -12,13 +12,13 @@
 #include <QSignalSpy>
 #include <QStandardItemModel>
 
-#include "kvsim/gui/csv_export.hpp"
-#include "kvsim/gui/run_controller.hpp"
-#include "kvsim/gui/run_table_model.hpp"
-#include "kvsim/gui/scenario_document.hpp"
-#include "kvsim/gui/summary_model.hpp"
-#include "kvsim/io/summary.hpp"
-#include "kvsim/scenario/simulation.hpp"
+#include "gui/models/csv_export.hpp"
+#include "gui/models/run_controller.hpp"
+#include "gui/models/run_table_model.hpp"
+#include "gui/models/scenario_document.hpp"
+#include "gui/models/summary_model.hpp"
+#include "sim/io/summary.hpp"
+#include "sim/scenario/simulation.hpp"
 
 namespace kvsim::gui {
 namespace {

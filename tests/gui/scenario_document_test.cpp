@@ -1,7 +1,7 @@
 // The scenario document: knob edits keep the file's comments (only the edited line changes) and
 // mean what the equivalent --set override means; bad values are refused with the decoder's
 // message; malformed YAML gives diagnostics with a line number instead of a scenario.
-#include "kvsim/gui/scenario_document.hpp"
+#include "gui/models/scenario_document.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <QStringList>
 #include <QTemporaryDir>
 
-#include "kvsim/scenario/scenario.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace kvsim::gui {
 namespace {

@@ -19,17 +19,17 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "editor_view.hpp"
-#include "kvsim/gui/diagnostics_model.hpp"
-#include "kvsim/gui/knob_model.hpp"
-#include "kvsim/gui/run_controller.hpp"
-#include "kvsim/gui/run_table_model.hpp"
-#include "kvsim/gui/scenario_document.hpp"
-#include "kvsim/gui/summary_model.hpp"
-#include "main_window.hpp"
-#include "results_view.hpp"
-#include "run_view.hpp"
-#include "whatif_view.hpp"
+#include "gui/app/editor_view.hpp"
+#include "gui/app/main_window.hpp"
+#include "gui/app/results_view.hpp"
+#include "gui/app/run_view.hpp"
+#include "gui/app/whatif_view.hpp"
+#include "gui/models/diagnostics_model.hpp"
+#include "gui/models/knob_model.hpp"
+#include "gui/models/run_controller.hpp"
+#include "gui/models/run_table_model.hpp"
+#include "gui/models/scenario_document.hpp"
+#include "gui/models/summary_model.hpp"
 
 using kvsim::gui::KnobModel;
 using kvsim::gui::MainWindow;

@@ -1,6 +1,6 @@
 // In-place YAML edits: the value at a path is replaced where it is written, comments and layout
 // stay; a missing key goes into its nearest existing map. Expected texts are written by hand.
-#include "kvsim/gui/yaml_edit.hpp"
+#include "gui/models/yaml_edit.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
 // Ring collectives over the GPUs of a tensor-parallel group (hw/collective.hpp) against hand
 // calculations.
-#include "kvsim/hw/collective.hpp"
+#include "hw/collective.hpp"
 
 #include <gtest/gtest.h>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::hw {
 namespace {

@@ -1,11 +1,11 @@
-#include "kvsim/hw/flow_network.hpp"
+#include "hw/flow_network.hpp"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/rng.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/rng.hpp"
 
 namespace kvsim::hw {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "../models/catalog_reader.hpp"
-#include "kvsim/hw/gpu_spec.hpp"
-#include "kvsim/hw/pcie.hpp"
+#include "hw/gpu_spec.hpp"
+#include "hw/pcie.hpp"
 
 namespace kvsim::hw {
 namespace {

@@ -1,9 +1,9 @@
-#include "kvsim/hw/storage.hpp"
+#include "hw/storage.hpp"
 
 #include <gtest/gtest.h>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/hw/pcie.hpp"
+#include "hw/pcie.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::hw {
 namespace {

@@ -1,10 +1,10 @@
-#include "kvsim/hw/topology.hpp"
+#include "hw/topology.hpp"
 
 #include <gtest/gtest.h>
 
 #include <limits>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::hw {
 namespace {

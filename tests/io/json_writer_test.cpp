@@ -1,4 +1,4 @@
-#include "kvsim/io/json_writer.hpp"
+#include "sim/io/json_writer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/core/json_string.hpp"
-#include "kvsim/version.hpp"
+#include "sim/core/json_string.hpp"
+#include "sim/core/version.hpp"
 
 namespace kvsim::io {
 namespace {

@@ -1,4 +1,4 @@
-#include "kvsim/io/sinks.hpp"
+#include "sim/io/sinks.hpp"
 
 #include <gtest/gtest.h>
 

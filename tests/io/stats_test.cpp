@@ -1,4 +1,4 @@
-#include "kvsim/io/stats.hpp"
+#include "sim/io/stats.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
-#include "kvsim/io/summary.hpp"
+#include "sim/io/summary.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::io {
 namespace {

@@ -1,4 +1,4 @@
-#include "kvsim/io/text_format.hpp"
+#include "sim/io/text_format.hpp"
 
 #include <gtest/gtest.h>
 

@@ -9,8 +9,8 @@
 #include <tuple>
 #include <vector>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/trace_events.hpp"
+#include "sim/core/error.hpp"
+#include "sim/io/trace_events.hpp"
 
 namespace kvsim::io {
 namespace {

@@ -7,11 +7,11 @@
 #include <cstdio>
 #include <string>
 
-#include "kvsim/models/compute_spec.hpp"
-#include "kvsim/models/fitted_model.hpp"
-#include "kvsim/models/roofline.hpp"
-#include "kvsim/models/roofline_anchor.hpp"
-#include "model_shapes.hpp"
+#include "models/compute_spec.hpp"
+#include "models/fitted_model.hpp"
+#include "models/roofline.hpp"
+#include "models/roofline_anchor.hpp"
+#include "tests/models/model_shapes.hpp"
 
 namespace kvsim::models {
 namespace {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "catalog_reader.hpp"
-#include "kvsim/models/model_spec.hpp"
-#include "model_shapes.hpp"
+#include "models/model_spec.hpp"
+#include "tests/models/catalog_reader.hpp"
+#include "tests/models/model_shapes.hpp"
 
 namespace kvsim::models {
 namespace {

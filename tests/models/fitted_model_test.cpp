@@ -1,4 +1,4 @@
-#include "kvsim/models/fitted_model.hpp"
+#include "models/fitted_model.hpp"
 
 #include <gtest/gtest.h>
 
@@ -6,10 +6,10 @@
 #include <cmath>
 #include <string>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/models/profile_bundle.hpp"
-#include "kvsim/models/profile_model.hpp"
-#include "model_shapes.hpp"
+#include "models/profile_bundle.hpp"
+#include "models/profile_model.hpp"
+#include "sim/core/error.hpp"
+#include "tests/models/model_shapes.hpp"
 
 namespace kvsim::models {
 namespace {

@@ -1,11 +1,11 @@
-#include "kvsim/models/hf_config.hpp"
+#include "models/hf_config.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::models {
 namespace {

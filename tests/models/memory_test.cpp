@@ -1,11 +1,11 @@
-#include "kvsim/models/memory.hpp"
+#include "models/memory.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "kvsim/core/error.hpp"
-#include "model_shapes.hpp"
+#include "sim/core/error.hpp"
+#include "tests/models/model_shapes.hpp"
 
 namespace kvsim::models {
 namespace {

@@ -3,7 +3,7 @@
 // scenarios/catalog/models.yaml cites), independently of the catalog file, so that tests can
 // check the catalog against them. num_params is the exact total (model_spec_test.cpp derives it
 // by hand).
-#include "kvsim/models/model_spec.hpp"
+#include "models/model_spec.hpp"
 
 namespace kvsim::models::testing {
 

@@ -1,10 +1,10 @@
-#include "kvsim/models/model_spec.hpp"
+#include "models/model_spec.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "model_shapes.hpp"
+#include "tests/models/model_shapes.hpp"
 
 namespace kvsim::models {
 namespace {

@@ -6,11 +6,11 @@
 #include <cmath>
 #include <string>
 
-#include "kvsim/models/fitted_model.hpp"
-#include "kvsim/models/moe_block.hpp"
-#include "kvsim/models/profile_bundle.hpp"
-#include "kvsim/models/roofline.hpp"
-#include "kvsim/models/tensor_parallel.hpp"
+#include "models/fitted_model.hpp"
+#include "models/moe_block.hpp"
+#include "models/profile_bundle.hpp"
+#include "models/roofline.hpp"
+#include "models/tensor_parallel.hpp"
 
 namespace kvsim::models {
 namespace {

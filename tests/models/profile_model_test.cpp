@@ -1,4 +1,4 @@
-#include "kvsim/models/profile_model.hpp"
+#include "models/profile_model.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,9 +13,9 @@
 #include <tuple>
 #include <vector>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/models/profile_bundle.hpp"
-#include "model_shapes.hpp"
+#include "models/profile_bundle.hpp"
+#include "sim/core/error.hpp"
+#include "tests/models/model_shapes.hpp"
 
 namespace kvsim::models {
 namespace {

@@ -1,4 +1,4 @@
-#include "kvsim/models/roofline.hpp"
+#include "models/roofline.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 #include <sstream>
 #include <string>
 
-#include "kvsim/core/error.hpp"
-#include "model_shapes.hpp"
+#include "sim/core/error.hpp"
+#include "tests/models/model_shapes.hpp"
 
 namespace kvsim::models {
 namespace {

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/models/fitted_model.hpp"
-#include "kvsim/models/profile_bundle.hpp"
+#include "models/fitted_model.hpp"
+#include "models/profile_bundle.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::models {
 namespace {

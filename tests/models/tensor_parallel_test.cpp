@@ -1,17 +1,17 @@
 // Tensor parallelism and quantized weights (models/tensor_parallel.hpp, models/quantization.hpp,
 // models/tensor_parallel_model.hpp) from first principles: Llama-3.1-70B's shapes by hand.
-#include "kvsim/models/tensor_parallel.hpp"
+#include "models/tensor_parallel.hpp"
 
 #include <gtest/gtest.h>
 
 #include <memory>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/models/memory.hpp"
-#include "kvsim/models/quantization.hpp"
-#include "kvsim/models/roofline.hpp"
-#include "kvsim/models/tensor_parallel_model.hpp"
-#include "model_shapes.hpp"
+#include "models/memory.hpp"
+#include "models/quantization.hpp"
+#include "models/roofline.hpp"
+#include "models/tensor_parallel_model.hpp"
+#include "sim/core/error.hpp"
+#include "tests/models/model_shapes.hpp"
 
 namespace kvsim::models {
 namespace {

@@ -1,6 +1,6 @@
 // The capacity search against synthetic functions of the load with known answers: monotone,
 // capped, infeasible, noisy across seeds (mean and worst aggregation) and non-monotone.
-#include "kvsim/planner/capacity_search.hpp"
+#include "sim/planner/capacity_search.hpp"
 
 #include <gtest/gtest.h>
 

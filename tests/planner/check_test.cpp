@@ -1,5 +1,5 @@
 // kvsim check's library: plan files, pass/fail per SLO term, and JUnit XML.
-#include "kvsim/planner/check.hpp"
+#include "sim/planner/check.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::planner {
 namespace {

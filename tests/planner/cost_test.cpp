@@ -1,5 +1,5 @@
 // The cost model by hand: amortised capex, rentals, a scenario's bill of hardware, $/M tokens.
-#include "kvsim/planner/cost.hpp"
+#include "sim/planner/cost.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 #include <fstream>
 #include <string>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/scenario/scenario.hpp"
+#include "sim/core/error.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace kvsim::planner {
 namespace {

@@ -1,6 +1,6 @@
 // Break-even maps: axis terms, contour lines, and maps run end to end through the results
 // database, each cell checked against a direct simulation of its scenario.
-#include "kvsim/planner/offload_map.hpp"
+#include "sim/planner/offload_map.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -10,10 +10,10 @@
 #include <set>
 #include <string>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/summary.hpp"
-#include "kvsim/planner/map_report.hpp"
-#include "kvsim/scenario/simulation.hpp"
+#include "sim/core/error.hpp"
+#include "sim/io/summary.hpp"
+#include "sim/planner/map_report.hpp"
+#include "sim/scenario/simulation.hpp"
 
 namespace kvsim::planner {
 namespace {

@@ -1,6 +1,6 @@
 // The results database: schema and its version, refusal of foreign or newer files, the
 // claim / done / failed life of a run, crash recovery, two writing processes, and merging.
-#include "kvsim/planner/results_db.hpp"
+#include "sim/planner/results_db.hpp"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -13,8 +13,8 @@
 #include <sstream>
 #include <string>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/sinks.hpp"
+#include "sim/core/error.hpp"
+#include "sim/io/sinks.hpp"
 
 namespace kvsim::planner {
 namespace {

@@ -1,6 +1,6 @@
 // SHA-256 against the FIPS 180-4 / NIST example vectors; repetition seeds against SplitMix64's
 // published first output.
-#include "kvsim/planner/run_key.hpp"
+#include "sim/planner/run_key.hpp"
 
 #include <gtest/gtest.h>
 

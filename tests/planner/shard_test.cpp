@@ -1,13 +1,13 @@
 // Shards: K/N parsing, Slurm job arrays (MIN and STEP), Kubernetes Indexed Jobs, and that the
 // shards of a sweep are disjoint and cover it.
-#include "kvsim/planner/shard.hpp"
+#include "sim/planner/shard.hpp"
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::planner {
 namespace {

@@ -1,5 +1,5 @@
 // SLO expressions: parsing (names, aliases, units), evaluation, and the metric names of a summary.
-#include "kvsim/planner/slo.hpp"
+#include "sim/planner/slo.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 #include <limits>
 #include <vector>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/stats.hpp"
+#include "sim/core/error.hpp"
+#include "sim/io/stats.hpp"
 
 namespace kvsim::planner {
 namespace {

@@ -1,5 +1,5 @@
 // The SVG chart writer: nice ticks, labels, escaping, and well-formed output with every part.
-#include "kvsim/io/svg_chart.hpp"
+#include "sim/io/svg_chart.hpp"
 
 #include <gtest/gtest.h>
 

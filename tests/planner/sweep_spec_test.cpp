@@ -1,11 +1,11 @@
 // Sweep files: expansion order, ranges computed by hand, and errors with file:line:col.
-#include "kvsim/planner/sweep_spec.hpp"
+#include "sim/planner/sweep_spec.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::planner {
 namespace {

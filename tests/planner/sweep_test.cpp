@@ -1,7 +1,7 @@
 // Sweeps end to end through the library: every run lands in the database once, a second
 // sweep skips them, a run's stored summary equals a direct run of its scenario, and shards
 // merged equal the whole sweep.
-#include "kvsim/planner/sweep.hpp"
+#include "sim/planner/sweep.hpp"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -11,11 +11,11 @@
 #include <filesystem>
 #include <string>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/summary.hpp"
-#include "kvsim/planner/results_db.hpp"
-#include "kvsim/planner/run_key.hpp"
-#include "kvsim/scenario/simulation.hpp"
+#include "sim/core/error.hpp"
+#include "sim/io/summary.hpp"
+#include "sim/planner/results_db.hpp"
+#include "sim/planner/run_key.hpp"
+#include "sim/scenario/simulation.hpp"
 
 namespace kvsim::planner {
 namespace {

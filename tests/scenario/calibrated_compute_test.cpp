@@ -9,10 +9,10 @@
 #include <sstream>
 #include <string>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/scenario/compute_factory.hpp"
-#include "kvsim/scenario/scenario.hpp"
-#include "kvsim/scenario/simulation.hpp"
+#include "sim/core/error.hpp"
+#include "sim/scenario/compute_factory.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/simulation.hpp"
 
 namespace kvsim::scenario {
 namespace {

@@ -8,8 +8,8 @@
 #include <sstream>
 #include <string>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/scenario/scenario.hpp"
+#include "sim/core/error.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace kvsim::scenario {
 namespace {

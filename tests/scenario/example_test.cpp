@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <string>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/scenario/scenario.hpp"
+#include "sim/core/error.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace kvsim::scenario {
 namespace {

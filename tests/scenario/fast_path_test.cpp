@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/io/sinks.hpp"
-#include "kvsim/io/summary.hpp"
-#include "kvsim/scenario/scenario.hpp"
-#include "kvsim/scenario/simulation.hpp"
-#include "kvsim/workload/driver.hpp"
+#include "sim/io/sinks.hpp"
+#include "sim/io/summary.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/simulation.hpp"
+#include "sim/workload/driver.hpp"
 
 namespace kvsim::scenario {
 namespace {

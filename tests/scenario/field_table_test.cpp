@@ -1,8 +1,8 @@
-#include "kvsim/scenario/field_table.hpp"
+#include "sim/scenario/field_table.hpp"
 
 #include <gtest/gtest.h>
 
-#include "kvsim/scenario/suggest.hpp"
+#include "sim/scenario/suggest.hpp"
 
 namespace kvsim::scenario {
 namespace {

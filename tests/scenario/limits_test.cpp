@@ -7,10 +7,10 @@
 #include <sstream>
 #include <string>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/scenario/field_table.hpp"
-#include "kvsim/scenario/scenario.hpp"
-#include "kvsim/scenario/tables.hpp"
+#include "sim/core/error.hpp"
+#include "sim/scenario/field_table.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/tables.hpp"
 
 namespace kvsim::scenario {
 namespace {

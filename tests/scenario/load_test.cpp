@@ -6,8 +6,8 @@
 #include <fstream>
 #include <string>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/scenario/scenario.hpp"
+#include "sim/core/error.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace kvsim::scenario {
 namespace {

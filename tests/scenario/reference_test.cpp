@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "kvsim/scenario/tables.hpp"
+#include "sim/scenario/tables.hpp"
 
 namespace kvsim::scenario {
 namespace {

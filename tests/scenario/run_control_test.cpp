@@ -9,7 +9,7 @@
 //   the workload has finished.
 #include <gtest/gtest.h>
 
-#include "small_seed.hpp"
+#include "tests/scenario/small_seed.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -23,11 +23,11 @@
 #include <thread>
 #include <vector>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/sinks.hpp"
-#include "kvsim/io/summary.hpp"
-#include "kvsim/scenario/scenario.hpp"
-#include "kvsim/scenario/simulation.hpp"
+#include "sim/core/error.hpp"
+#include "sim/io/sinks.hpp"
+#include "sim/io/summary.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/simulation.hpp"
 
 namespace kvsim::scenario {
 namespace {

@@ -1,14 +1,14 @@
 // The whole simulation through the façade: sanity against published figures, determinism and
 // conservation of requests.
-#include "kvsim/scenario/simulation.hpp"
+#include "sim/scenario/simulation.hpp"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <string>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/scenario/scenario.hpp"
+#include "sim/core/error.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace kvsim::scenario {
 namespace {

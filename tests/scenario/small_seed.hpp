@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "kvsim/scenario/scenario.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace kvsim::scenario::test_support {
 

@@ -18,8 +18,8 @@
 #include <tuple>
 #include <vector>
 
-#include "kvsim/scenario/scenario.hpp"
-#include "kvsim/scenario/simulation.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/simulation.hpp"
 
 namespace kvsim::scenario {
 namespace {

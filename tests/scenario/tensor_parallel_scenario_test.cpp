@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/scenario/scenario.hpp"
-#include "kvsim/scenario/simulation.hpp"
+#include "sim/core/error.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/simulation.hpp"
 
 namespace kvsim::scenario {
 namespace {

@@ -13,7 +13,7 @@
 //   run's results do not change when it is traced.
 #include <gtest/gtest.h>
 
-#include "small_seed.hpp"
+#include "tests/scenario/small_seed.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -26,12 +26,12 @@
 #include <tuple>
 #include <vector>
 
-#include "kvsim/io/sinks.hpp"
-#include "kvsim/io/summary.hpp"
-#include "kvsim/io/trace_events.hpp"
-#include "kvsim/scenario/scenario.hpp"
-#include "kvsim/scenario/simulation.hpp"
-#include "kvsim/version.hpp"
+#include "sim/core/version.hpp"
+#include "sim/io/sinks.hpp"
+#include "sim/io/summary.hpp"
+#include "sim/io/trace_events.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/simulation.hpp"
 
 namespace kvsim::scenario {
 namespace {

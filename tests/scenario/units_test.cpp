@@ -1,4 +1,4 @@
-#include "kvsim/scenario/units.hpp"
+#include "sim/scenario/units.hpp"
 
 #include <gtest/gtest.h>
 

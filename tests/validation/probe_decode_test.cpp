@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/validation/probe.hpp"
+#include "validation/src/probe.hpp"
 
 namespace kvsim::validation {
 namespace {

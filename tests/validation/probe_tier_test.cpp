@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "fake_server.hpp"
-#include "kvsim/core/error.hpp"
-#include "kvsim/models/fitted_model.hpp"
-#include "kvsim/validation/probe.hpp"
+#include "models/fitted_model.hpp"
+#include "sim/core/error.hpp"
+#include "tests/validation/fake_server.hpp"
+#include "validation/src/probe.hpp"
 
 namespace kvsim::validation {
 namespace {

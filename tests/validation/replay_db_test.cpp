@@ -1,17 +1,17 @@
 // Measured runs in the planner's results database: a replay against the fake server is found
 // there with its requests, requests are committed as they end (an interrupted replay keeps
 // them), kvsim validate's prediction names its measured run, and a schema-1 file migrates.
-#include "kvsim/validation/replay_db.hpp"
+#include "validation/src/replay_db.hpp"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
 #include <filesystem>
 
-#include "fake_server.hpp"
-#include "kvsim/planner/results_db.hpp"
-#include "kvsim/validation/replay.hpp"
-#include "kvsim/validation/report.hpp"
+#include "sim/planner/results_db.hpp"
+#include "tests/validation/fake_server.hpp"
+#include "validation/src/replay.hpp"
+#include "validation/src/report.hpp"
 
 namespace kvsim::validation {
 namespace {

@@ -1,7 +1,7 @@
 // kvsim replay against the fake server (validation/testing/fake_server.py): the request stream
 // is the simulator's client model, server faults end as recorded errors in a finished run, and
 // a stop request ends the run with its partial results.
-#include "kvsim/validation/replay.hpp"
+#include "validation/src/replay.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,10 +12,10 @@
 #include <thread>
 #include <tuple>
 
-#include "fake_server.hpp"
-#include "kvsim/scenario/simulation.hpp"
-#include "kvsim/validation/report.hpp"
-#include "kvsim/workload/make_driver.hpp"
+#include "sim/scenario/simulation.hpp"
+#include "sim/workload/make_driver.hpp"
+#include "tests/validation/fake_server.hpp"
+#include "validation/src/report.hpp"
 
 namespace kvsim::validation {
 namespace {

@@ -1,7 +1,7 @@
 // kvsim validate's rebuilt workload: the simulator must see exactly the requests a replay
 // measured (token counts, per-client order, think-time gaps) and share the history prefix
 // between turns as the server's prefix cache did.
-#include "kvsim/validation/replayed_workload.hpp"
+#include "validation/src/replayed_workload.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <memory>
 #include <tuple>
 
-#include "kvsim/scenario/simulation.hpp"
+#include "sim/scenario/simulation.hpp"
 
 namespace kvsim::validation {
 namespace {

@@ -1,15 +1,15 @@
 // Tolerance parsing, the comparison's figures against hand calculations, the replay file's
 // round trip, and text sized by the token estimate.
-#include "kvsim/validation/report.hpp"
+#include "validation/src/report.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/validation/replay_file.hpp"
-#include "kvsim/validation/text_maker.hpp"
-#include "kvsim/workload/token_count.hpp"
+#include "sim/core/error.hpp"
+#include "sim/workload/token_count.hpp"
+#include "validation/src/replay_file.hpp"
+#include "validation/src/text_maker.hpp"
 
 namespace kvsim::validation {
 namespace {

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/validation/chat_stream.hpp"
-#include "kvsim/validation/prometheus.hpp"
-#include "kvsim/validation/sse_parser.hpp"
+#include "validation/src/chat_stream.hpp"
+#include "validation/src/prometheus.hpp"
+#include "validation/src/sse_parser.hpp"
 
 namespace kvsim::validation {
 namespace {

@@ -9,9 +9,9 @@
 #include <sstream>
 #include <string>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/input_file.hpp"
-#include "kvsim/workload/trace.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
+#include "sim/workload/trace.hpp"
 
 namespace kvsim::workload {
 namespace {

@@ -1,10 +1,10 @@
-#include "kvsim/workload/conversation.hpp"
+#include "sim/workload/conversation.hpp"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
 
 namespace kvsim::workload {
 namespace {

@@ -1,4 +1,4 @@
-#include "kvsim/workload/distributions.hpp"
+#include "sim/workload/distributions.hpp"
 
 #include <gtest/gtest.h>
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/core/event_queue.hpp"
-#include "kvsim/workload/driver.hpp"
+#include "sim/core/event_queue.hpp"
+#include "sim/workload/driver.hpp"
 
 namespace kvsim::workload::testing {
 

@@ -1,11 +1,11 @@
-#include "kvsim/workload/make_driver.hpp"
+#include "sim/workload/make_driver.hpp"
 
 #include <gtest/gtest.h>
 
 #include <tuple>
 
-#include "fake_context.hpp"
-#include "kvsim/core/error.hpp"
+#include "sim/core/error.hpp"
+#include "tests/workload/fake_context.hpp"
 
 namespace kvsim::workload {
 namespace {

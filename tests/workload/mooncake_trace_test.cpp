@@ -1,4 +1,4 @@
-#include "kvsim/workload/mooncake_trace.hpp"
+#include "sim/workload/mooncake_trace.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,9 +8,9 @@
 #include <random>
 #include <sstream>
 
-#include "fake_context.hpp"
-#include "kvsim/core/error.hpp"
-#include "kvsim/workload/trace_driver.hpp"
+#include "sim/core/error.hpp"
+#include "sim/workload/trace_driver.hpp"
+#include "tests/workload/fake_context.hpp"
 
 namespace kvsim::workload {
 namespace {

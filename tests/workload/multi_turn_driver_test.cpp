@@ -1,4 +1,4 @@
-#include "kvsim/workload/multi_turn_driver.hpp"
+#include "sim/workload/multi_turn_driver.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,9 +7,9 @@
 #include <tuple>
 #include <utility>
 
-#include "fake_context.hpp"
-#include "kvsim/core/error.hpp"
-#include "kvsim/workload/prompt.hpp"
+#include "sim/core/error.hpp"
+#include "sim/workload/prompt.hpp"
+#include "tests/workload/fake_context.hpp"
 
 namespace kvsim::workload {
 namespace {

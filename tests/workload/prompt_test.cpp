@@ -1,4 +1,4 @@
-#include "kvsim/workload/prompt.hpp"
+#include "sim/workload/prompt.hpp"
 
 #include <gtest/gtest.h>
 

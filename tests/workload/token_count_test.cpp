@@ -1,4 +1,4 @@
-#include "kvsim/workload/token_count.hpp"
+#include "sim/workload/token_count.hpp"
 
 #include <gtest/gtest.h>
 

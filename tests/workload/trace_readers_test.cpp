@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/workload/azure_trace.hpp"
-#include "kvsim/workload/trace.hpp"
+#include "sim/core/error.hpp"
+#include "sim/workload/azure_trace.hpp"
+#include "sim/workload/trace.hpp"
 
 namespace kvsim::workload {
 namespace {

@@ -4,10 +4,10 @@
 
 #include <map>
 
-#include "fake_context.hpp"
-#include "kvsim/core/error.hpp"
-#include "kvsim/workload/trace.hpp"
-#include "kvsim/workload/trace_driver.hpp"
+#include "sim/core/error.hpp"
+#include "sim/workload/trace.hpp"
+#include "sim/workload/trace_driver.hpp"
+#include "tests/workload/fake_context.hpp"
 
 namespace kvsim::workload {
 namespace {

@@ -2,11 +2,11 @@
 // random module (expected draws printed by CPython 3.11 itself).
 #include <gtest/gtest.h>
 
-#include "fake_context.hpp"
-#include "kvsim/core/error.hpp"
-#include "kvsim/workload/make_driver.hpp"
-#include "kvsim/workload/sharegpt.hpp"
-#include "kvsim/workload/token_count.hpp"
+#include "sim/core/error.hpp"
+#include "sim/workload/make_driver.hpp"
+#include "sim/workload/sharegpt.hpp"
+#include "sim/workload/token_count.hpp"
+#include "tests/workload/fake_context.hpp"
 
 namespace kvsim::workload {
 namespace {

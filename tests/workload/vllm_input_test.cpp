@@ -1,9 +1,9 @@
-#include "kvsim/workload/vllm_input.hpp"
+#include "sim/workload/vllm_input.hpp"
 
 #include <gtest/gtest.h>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/workload/distributions.hpp"
+#include "sim/core/error.hpp"
+#include "sim/workload/distributions.hpp"
 
 namespace kvsim::workload {
 namespace {

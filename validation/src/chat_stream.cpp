@@ -1,4 +1,4 @@
-#include "kvsim/validation/chat_stream.hpp"
+#include "validation/src/chat_stream.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "kvsim/core/units.hpp"
-#include "kvsim/validation/sse_parser.hpp"
+#include "sim/core/units.hpp"
+#include "validation/src/sse_parser.hpp"
 
 namespace kvsim::validation {
 

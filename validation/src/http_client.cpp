@@ -1,4 +1,4 @@
-#include "kvsim/validation/http_client.hpp"
+#include "validation/src/http_client.hpp"
 
 #include <curl/curl.h>
 

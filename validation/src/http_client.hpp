@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/core/units.hpp"
-#include "kvsim/validation/chat_stream.hpp"
+#include "sim/core/units.hpp"
+#include "validation/src/chat_stream.hpp"
 
 namespace kvsim::validation {
 

@@ -1,4 +1,4 @@
-#include "kvsim/validation/probe.hpp"
+#include "validation/src/probe.hpp"
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -13,9 +13,9 @@
 #include <sstream>
 #include <tuple>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/stats.hpp"
-#include "kvsim/validation/text_maker.hpp"
+#include "sim/core/error.hpp"
+#include "sim/io/stats.hpp"
+#include "validation/src/text_maker.hpp"
 
 namespace kvsim::validation {
 namespace {

@@ -34,8 +34,8 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/models/fitted_model.hpp"
-#include "kvsim/validation/http_client.hpp"
+#include "models/fitted_model.hpp"
+#include "validation/src/http_client.hpp"
 
 namespace kvsim::validation {
 

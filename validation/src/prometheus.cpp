@@ -1,10 +1,10 @@
-#include "kvsim/validation/prometheus.hpp"
+#include "validation/src/prometheus.hpp"
 
 #include <charconv>
 #include <cmath>
 #include <limits>
 
-#include "kvsim/validation/http_client.hpp"
+#include "validation/src/http_client.hpp"
 
 namespace kvsim::validation {
 

@@ -1,4 +1,4 @@
-#include "kvsim/validation/replay.hpp"
+#include "validation/src/replay.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -9,11 +9,11 @@
 #include <queue>
 #include <thread>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/validation/text_maker.hpp"
-#include "kvsim/version.hpp"
-#include "kvsim/workload/make_driver.hpp"
-#include "kvsim/workload/multi_turn_driver.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/version.hpp"
+#include "sim/workload/make_driver.hpp"
+#include "sim/workload/multi_turn_driver.hpp"
+#include "validation/src/text_maker.hpp"
 
 namespace kvsim::validation {
 namespace {

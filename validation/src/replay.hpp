@@ -21,9 +21,9 @@
 #include <functional>
 #include <string>
 
-#include "kvsim/scenario/scenario.hpp"
-#include "kvsim/validation/http_client.hpp"
-#include "kvsim/validation/replay_file.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "validation/src/http_client.hpp"
+#include "validation/src/replay_file.hpp"
 
 namespace kvsim::validation {
 

@@ -1,13 +1,13 @@
-#include "kvsim/validation/replay_db.hpp"
+#include "validation/src/replay_db.hpp"
 
 #include <unistd.h>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/summary.hpp"
-#include "kvsim/planner/results_db.hpp"
-#include "kvsim/planner/run_key.hpp"
-#include "kvsim/validation/report.hpp"
-#include "kvsim/version.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/version.hpp"
+#include "sim/io/summary.hpp"
+#include "sim/planner/results_db.hpp"
+#include "sim/planner/run_key.hpp"
+#include "validation/src/report.hpp"
 
 namespace kvsim::validation {
 namespace {

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/io/results.hpp"
-#include "kvsim/scenario/scenario.hpp"
-#include "kvsim/validation/replay_file.hpp"
+#include "sim/io/results.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "validation/src/replay_file.hpp"
 
 namespace kvsim::planner {
 class ResultsDb;

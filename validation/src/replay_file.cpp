@@ -1,12 +1,12 @@
-#include "kvsim/validation/replay_file.hpp"
+#include "validation/src/replay_file.hpp"
 
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/json_error.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/json_error.hpp"
 
 namespace kvsim::validation {
 namespace {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/io/results.hpp"
-#include "kvsim/validation/prometheus.hpp"
+#include "sim/io/results.hpp"
+#include "validation/src/prometheus.hpp"
 
 namespace kvsim::validation {
 

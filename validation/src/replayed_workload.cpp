@@ -1,4 +1,4 @@
-#include "kvsim/validation/replayed_workload.hpp"
+#include "validation/src/replayed_workload.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -7,10 +7,10 @@
 #include <queue>
 #include <utility>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/workload/make_driver.hpp"
-#include "kvsim/workload/multi_turn_driver.hpp"
-#include "kvsim/workload/prompt.hpp"
+#include "sim/core/error.hpp"
+#include "sim/workload/make_driver.hpp"
+#include "sim/workload/multi_turn_driver.hpp"
+#include "sim/workload/prompt.hpp"
 
 namespace kvsim::validation {
 namespace {

@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/scenario/scenario.hpp"
-#include "kvsim/validation/replay_file.hpp"
-#include "kvsim/workload/replayed_driver.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/workload/replayed_driver.hpp"
+#include "validation/src/replay_file.hpp"
 
 namespace kvsim::validation {
 

@@ -1,4 +1,4 @@
-#include "kvsim/validation/report.hpp"
+#include "validation/src/report.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,9 +6,9 @@
 #include <numeric>
 #include <sstream>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/json_writer.hpp"
-#include "kvsim/io/stats.hpp"
+#include "sim/core/error.hpp"
+#include "sim/io/json_writer.hpp"
+#include "sim/io/stats.hpp"
 
 namespace kvsim::validation {
 namespace {

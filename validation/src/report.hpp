@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "kvsim/io/results.hpp"
-#include "kvsim/validation/replay_file.hpp"
+#include "sim/io/results.hpp"
+#include "validation/src/replay_file.hpp"
 
 namespace kvsim::validation {
 

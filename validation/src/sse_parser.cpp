@@ -1,4 +1,4 @@
-#include "kvsim/validation/sse_parser.hpp"
+#include "validation/src/sse_parser.hpp"
 
 namespace kvsim::validation {
 

@@ -1,14 +1,14 @@
-#include "kvsim/validation/text_maker.hpp"
+#include "validation/src/text_maker.hpp"
 
 #include <array>
 #include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/core/rng.hpp"
-#include "kvsim/validation/http_client.hpp"
-#include "kvsim/workload/token_count.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/rng.hpp"
+#include "sim/workload/token_count.hpp"
+#include "validation/src/http_client.hpp"
 
 namespace kvsim::validation {
 namespace {

@@ -22,7 +22,7 @@
 #include <string>
 #include <tuple>
 
-#include "kvsim/workload/conversation.hpp"
+#include "sim/workload/conversation.hpp"
 
 namespace kvsim::validation {
 

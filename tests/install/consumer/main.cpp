@@ -3,11 +3,11 @@
 #include <cmath>
 #include <iostream>
 
-#include "kvsim/core/error.hpp"
-#include "kvsim/io/summary.hpp"
-#include "kvsim/scenario/scenario.hpp"
-#include "kvsim/scenario/simulation.hpp"
-#include "kvsim/version.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/version.hpp"
+#include "sim/io/summary.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/simulation.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 2) {
