@@ -14,7 +14,7 @@
 
 #include "sim/io/summary.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 
 namespace {
 
@@ -39,7 +39,7 @@ void run_case(benchmark::State& state, const char* relative_path) {
   double stretch = 0;
   double skipped = 0;
   for (auto _ : state) {
-    kvsim::scenario::Simulation sim(sc);
+    kvsim::cluster::Simulation sim(sc);
     auto result = sim.run();
     simulated += result.info.simulated_seconds;
     steps += static_cast<double>(result.info.engine_steps);

@@ -62,7 +62,7 @@ struct ProfileParams {
 
 struct ComputeSpec {
   // auto: the shipped calibration matching the scenario's GPU, model, dtype and TP degree, the
-  // roofline otherwise (sim/scenario/compute_factory.hpp); roofline; profile; fitted.
+  // roofline otherwise (sim/cluster/compute_factory.hpp); roofline; profile; fitted.
   std::string kind = "auto";
   RooflineParams roofline;
   ProfileParams profile;  // used by kind "profile" and "fitted"

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "sim/core/error.hpp"
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 
 namespace kvsim::gui {
 namespace {
@@ -82,7 +82,7 @@ bool RunController::start(std::vector<RunJob> jobs, const QString& tag) {
       };
       try {
         run = run_job(job, stop, on_progress);
-      } catch (const scenario::RunCancelled&) {
+      } catch (const cluster::RunCancelled&) {
         cancelled = true;  // the partial run is dropped
         break;
       } catch (const InputError& e) {

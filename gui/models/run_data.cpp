@@ -8,17 +8,17 @@
 
 #include "gui/models/knob_model.hpp"
 #include "sim/core/error.hpp"
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 
 namespace kvsim::gui {
 
 RunPtr run_job(const RunJob& job, std::stop_token stop,
                const std::function<void(double simulated_s)>& on_progress) {
   const auto sc = scenario::load_scenario_text(job.text, job.display_name, job.options);
-  scenario::Simulation sim(sc);
+  cluster::Simulation sim(sc);
   auto data = std::make_shared<RunData>();
   data->job = job;
-  scenario::RunControl control;
+  cluster::RunControl control;
   control.usage_interval_s = kUsageIntervalS;
   control.stop = std::move(stop);
   control.on_usage = [&data, &on_progress](const io::UsageSample& u) {

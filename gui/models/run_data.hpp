@@ -44,7 +44,7 @@ inline constexpr double kUsageIntervalS = 1.0;
 using RunPtr = std::shared_ptr<const RunData>;
 
 // Runs one job on the calling thread; throws InputError when the scenario does not decode or
-// cannot run, and scenario::RunCancelled when `stop` is requested during the run (checked every
+// cannot run, and cluster::RunCancelled when `stop` is requested during the run (checked every
 // few thousand events). `on_progress` (optional) sees the simulated time every usage sample.
 RunPtr run_job(const RunJob& job, std::stop_token stop = {},
                const std::function<void(double simulated_s)>& on_progress = {});

@@ -1,7 +1,7 @@
 #pragma once
 // The scenario being edited: its YAML text (the document), where it lives, and what the text
 // means now (the decoded Scenario, or the diagnostics that stop it from decoding). Knob edits
-// change the text in place (kvsim/gui/yaml_edit.hpp) so comments and layout survive; an edit
+// change the text in place (gui/models/yaml_edit.hpp) so comments and layout survive; an edit
 // that cannot be made in place, or whose text would mean something else than the equivalent
 // `--set path=value` override, rewrites the document from the decoded scenario instead.
 #include <QObject>

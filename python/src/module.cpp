@@ -31,7 +31,7 @@
 #include "sim/planner/variants.hpp"
 #include "sim/scenario/catalog.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 #include "sim/scenario/tables.hpp"
 #include "sim/scenario/units.hpp"
 #include "sim/scenario/yaml_codec.hpp"
@@ -88,7 +88,7 @@ RunOutput run(const Source& src, const std::vector<std::string>& sets, std::opti
   }
   if (seed) lo.overrides.push_back({"seed", std::to_string(*seed)});
   const auto sc = load(src, lo);
-  scenario::Simulation sim(sc);
+  cluster::Simulation sim(sc);
   RunOutput out;
   out.notes = sim.info().notes;
   const auto result = sim.run();
@@ -141,7 +141,7 @@ std::string compare(const std::vector<Source>& sources, const std::vector<std::s
     if (seed) lo.overrides.push_back({"seed", std::to_string(*seed)});
     for (const auto& o : v.overrides) lo.overrides.push_back(o);
     const auto sc = load(*src, lo);
-    scenario::Simulation sim(sc);
+    cluster::Simulation sim(sc);
     auto result = sim.run();
     rows.push_back({v.name, v.description, io::summarize(result.requests, result.info), result.info});
   }
@@ -164,7 +164,7 @@ struct CheckOutput {
 // kvsim check-scenario (sim/cli/cmd_run.cpp cmd_check): load, build (which checks the KV fit).
 CheckOutput check_scenario(const Source& src, const std::vector<std::string>& sets, const std::string& catalog_dir) {
   const auto sc = load(src, load_options(sets, catalog_dir));
-  const scenario::Simulation sim(sc);
+  const cluster::Simulation sim(sc);
   const auto& info = sim.info();
   return {sc.name, info.gpu_kv_cache_tokens, info.num_engines, info.compute_model, info.notes, info.memory_breakdown};
 }

@@ -13,7 +13,7 @@
 #include "sim/io/comparison.hpp"
 #include "sim/io/summary.hpp"
 #include "sim/planner/variants.hpp"
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 
 namespace kvsim::cli {
 namespace {
@@ -50,7 +50,7 @@ int cmd_compare(const CompareOptions& co, const CommonOptions& common) {
     if (co.seed) lo.overrides.push_back({"seed", std::to_string(*co.seed)});
     for (const auto& o : v.overrides) lo.overrides.push_back(o);
     const auto sc = scenario::load_scenario(file, lo);
-    scenario::Simulation sim(sc);
+    cluster::Simulation sim(sc);
     auto result = sim.run();
     if (rows.empty()) first_info = result.info;
     rows.push_back({v.name, v.description, io::summarize(result.requests, result.info), result.info});

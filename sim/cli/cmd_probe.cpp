@@ -1,5 +1,5 @@
 // kvsim probe: measure a live OpenAI-compatible deployment with controlled requests
-// (kvsim/validation/probe.hpp); kvsim calibrate --measured fits a compute model to the result.
+// (validation/src/probe.hpp); kvsim calibrate --measured fits a compute model to the result.
 #include <iostream>
 #include <memory>
 #include <string>

@@ -1,5 +1,5 @@
 // kvsim replay: drive a scenario's workload against a live OpenAI-compatible server and record
-// what it measures (kvsim/validation/replay.hpp).
+// what it measures (validation/src/replay.hpp).
 #include <algorithm>
 #include <atomic>
 #include <csignal>

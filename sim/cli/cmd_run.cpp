@@ -21,7 +21,7 @@
 #include "sim/io/sinks.hpp"
 #include "sim/io/summary.hpp"
 #include "sim/io/trace_events.hpp"
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 
 namespace kvsim::cli {
 namespace {
@@ -53,7 +53,7 @@ class ProgressLine {
   ProgressLine& operator=(const ProgressLine&) = delete;
   ~ProgressLine() { clear(); }
 
-  void update(const scenario::RunProgress& p) {
+  void update(const cluster::RunProgress& p) {
     const auto now = Clock::now();
     if (drawn_ && now - last_ < std::chrono::milliseconds(200)) return;
     last_ = now;
@@ -104,11 +104,11 @@ int cmd_run(const RunOptions& ro, const CommonOptions& co) {
   if (!ro.timeseries_out.empty()) lo.overrides.push_back({"output.timeseries_out", ro.timeseries_out});
   const auto sc = scenario::load_scenario(ro.scenario, lo);
 
-  scenario::Simulation sim(sc);
+  cluster::Simulation sim(sc);
   for (const auto& note : sim.info().notes) std::cerr << "note: " << note << '\n';
   std::unique_ptr<io::AtomicFile> ts_file;
   std::unique_ptr<io::TimeseriesCsvWriter> ts;
-  scenario::StepCallback on_step;
+  cluster::StepCallback on_step;
   if (!sc.output.timeseries_out.empty()) {
     ts_file = std::make_unique<io::AtomicFile>(sc.output.timeseries_out);
     ts = std::make_unique<io::TimeseriesCsvWriter>(ts_file->stream());
@@ -117,7 +117,7 @@ int cmd_run(const RunOptions& ro, const CommonOptions& co) {
   // Request records stream to their file as requests complete, so memory stays bounded.
   std::unique_ptr<io::AtomicFile> req_file;
   std::unique_ptr<io::RequestsJsonWriter> req_writer;
-  scenario::RecordCallback on_record;
+  cluster::RecordCallback on_record;
   if (!sc.output.requests_out.empty()) {
     req_file = std::make_unique<io::AtomicFile>(sc.output.requests_out);
     req_writer = std::make_unique<io::RequestsJsonWriter>(req_file->stream());
@@ -126,7 +126,7 @@ int cmd_run(const RunOptions& ro, const CommonOptions& co) {
   // KV held per tier and link utilisation, one row per simulated second.
   std::unique_ptr<io::AtomicFile> usage_file;
   std::unique_ptr<io::UsageCsvWriter> usage;
-  scenario::RunControl control;
+  cluster::RunControl control;
   if (!ro.usage_out.empty()) {
     usage_file = std::make_unique<io::AtomicFile>(ro.usage_out);
     usage = std::make_unique<io::UsageCsvWriter>(usage_file->stream());
@@ -149,7 +149,7 @@ int cmd_run(const RunOptions& ro, const CommonOptions& co) {
   std::optional<ProgressLine> progress;
   if (!ro.quiet && isatty(STDERR_FILENO) == 1) {
     progress.emplace(std::cerr);
-    control.on_progress = [&progress](const scenario::RunProgress& p) { progress->update(p); };
+    control.on_progress = [&progress](const cluster::RunProgress& p) { progress->update(p); };
   }
   auto result = sim.run(on_step, on_record, control);
   if (progress) progress->clear();
@@ -186,7 +186,7 @@ int cmd_run(const RunOptions& ro, const CommonOptions& co) {
 
 int cmd_check(const std::string& path, const std::string& format, const CommonOptions& co) {
   const auto sc = scenario::load_scenario(path, load_options(co));
-  scenario::Simulation sim(sc);  // also checks what only building can check (KV fit)
+  cluster::Simulation sim(sc);  // also checks what only building can check (KV fit)
   const auto& info = sim.info();
   if (format == "json") {
     io::write_check_scenario_json(std::cout, path, info);

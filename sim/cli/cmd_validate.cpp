@@ -1,5 +1,5 @@
 // kvsim validate: simulate the workload a replay measured and report measured against
-// predicted (kvsim/validation/report.hpp).
+// predicted (validation/src/report.hpp).
 #include <iostream>
 #include <memory>
 #include <string>
@@ -9,7 +9,7 @@
 #include "sim/cli/command.hpp"
 #include "sim/core/error.hpp"
 #include "sim/io/atomic_file.hpp"
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 #include "sim/workload/replayed_driver.hpp"
 #include "validation/src/replay_db.hpp"
 #include "validation/src/replay_file.hpp"
@@ -48,7 +48,7 @@ int cmd_validate(const ValidateOptions& o, const CommonOptions& common) {
     driver = std::make_unique<workload::ReplayedDriver>(std::move(rebuilt.requests), rebuilt.mode,
                                                         std::vector<std::string>{});
   }
-  scenario::Simulation sim(sc, std::move(driver));
+  cluster::Simulation sim(sc, std::move(driver));
   const auto predicted = sim.run();
   auto comparison = validation::compare(run, predicted.requests, tolerances);
   comparison.notes.insert(comparison.notes.end(), workload_notes.begin(), workload_notes.end());

@@ -1,4 +1,4 @@
-// kvsim command line: thin commands over the scenario façade (kvsim::scenario::Simulation), one
+// kvsim command line: thin commands over the scenario façade (kvsim::cluster::Simulation), one
 // file per subcommand (cmd_*.cpp, registered through command.hpp).
 // Exit codes: 0 success, 1 a check failed (SLO, tolerance), 2 bad input (scenario, trace, CLI,
 // server), 3 internal error.

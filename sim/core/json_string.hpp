@@ -2,7 +2,7 @@
 // JSON string literals as Python's json.dumps writes them with ensure_ascii=False (RFC 8259
 // escaping: the two-character escapes for " \ \b \f \n \r \t, other control characters as
 // \u00XX, everything else, UTF-8 included, as is). The one escaping routine of every JSON kvsim
-// writes: the result documents (kvsim/io/json_writer.hpp), the request records and the ShareGPT
+// writes: the result documents (sim/io/json_writer.hpp), the request records and the ShareGPT
 // converter, whose files must match the Python tools' byte for byte.
 //
 // Bytes that are not UTF-8 (a path or a trace field read as raw bytes) never make the output

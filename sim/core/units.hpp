@@ -17,7 +17,7 @@ inline constexpr SimTime kMillisecond = 1'000'000;
 inline constexpr SimTime kSecond = 1'000'000'000;
 inline constexpr SimTime kNever = std::numeric_limits<SimTime>::max();
 
-// The simulated clock's limit (kvsim/core/limits.hpp): 1e9 s, about 31.7 years. A time computed
+// The simulated clock's limit (sim/core/limits.hpp): 1e9 s, about 31.7 years. A time computed
 // from a double saturates at kTimeOverLimit (never wraps); the simulation stops with an error
 // when an event would pass kTimeLimit.
 inline constexpr SimTime kTimeLimit = 1'000'000'000LL * kSecond;

@@ -26,13 +26,4 @@ struct KvOffloadSpec {
   bool offload_prompt_only = true;  // vLLM offload_prompt_only: decode blocks are not stored
 };
 
-// How requests are assigned to engine replicas (the scenario's `routing:` section).
-struct RouterSpec {
-  // session_affinity: a conversation stays where its first turn went (round robin for new
-  // ones); round_robin: every request to the next engine; least_loaded: the engine with the
-  // fewest running and waiting requests; prefix_aware: the engine whose GPU prefix cache holds
-  // the longest prefix of the request, least loaded among equals.
-  std::string policy = "session_affinity";
-};
-
 }  // namespace kvsim::engine

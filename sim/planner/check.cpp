@@ -15,7 +15,7 @@
 #include "sim/io/svg_chart.hpp"
 #include "sim/planner/capacity_search.hpp"
 #include "sim/planner/yaml_fail.hpp"
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 #include "sim/scenario/suggest.hpp"
 
 namespace kvsim::planner {
@@ -176,7 +176,7 @@ CheckResult run_check(const PlanFile& plan, const scenario::LoadOptions& base, i
             lo.overrides.push_back({"seed", std::to_string(sc0.seed + s)});
           }
           const auto sc = scenario::load_scenario(plan.entries[i].file, lo);
-          scenario::Simulation sim(sc);
+          cluster::Simulation sim(sc);
           const auto run = sim.run();
           const double warmup =
               sc.workload.warmup_percentages.empty() ? 0.0 : sc.workload.warmup_percentages.front();

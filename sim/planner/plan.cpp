@@ -14,7 +14,7 @@
 #include "sim/io/summary.hpp"
 #include "sim/io/text_format.hpp"
 #include "sim/planner/check.hpp"
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 #include "sim/scenario/units.hpp"
 
 namespace kvsim::planner {
@@ -93,7 +93,7 @@ struct Context {
           lo.overrides.push_back(
               {"seed", std::to_string(base_seed + static_cast<std::uint64_t>(i))});
           const auto sc = scenario::load_scenario(opt.scenario_path, lo);
-          scenario::Simulation sim(sc);
+          cluster::Simulation sim(sc);
           const auto run = sim.run();
           const double warmup =
               sc.workload.warmup_percentages.empty() ? 0.0 : sc.workload.warmup_percentages.front();

@@ -9,7 +9,7 @@
 #include "sim/io/summary.hpp"
 #include "sim/planner/parallel.hpp"
 #include "sim/planner/run_key.hpp"
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 
 namespace kvsim::planner {
 namespace {
@@ -144,12 +144,12 @@ RunOutcome execute_run(ResultsDb& db, const PlannedRun& run, const SweepOptions&
     return out;
   }
   std::string error;
-  std::optional<scenario::RunResult> result;
+  std::optional<cluster::RunResult> result;
   std::optional<io::Summary> summary;
   std::vector<io::StepRecord> steps;
   try {
-    scenario::Simulation sim(run.scenario);
-    scenario::StepCallback on_step;
+    cluster::Simulation sim(run.scenario);
+    cluster::StepCallback on_step;
     if (options.store_timeseries)
       on_step = [&steps](const io::StepRecord& r) { steps.push_back(r); };
     result = sim.run(on_step);

@@ -1,7 +1,7 @@
 #pragma once
 // Runs a sweep: resolves each run of the shard (base scenario + overrides + seed) into its
 // scenario and run key, then simulates the runs not yet done on N worker threads, each with
-// its own scenario::Simulation, and writes each finished run into the results database in its
+// its own cluster::Simulation, and writes each finished run into the results database in its
 // own transaction. Simulations share nothing (no globals), so the threads need no locking
 // beyond the database's and the progress line's.
 #include <cstdint>

@@ -1,7 +1,7 @@
 #pragma once
 // Field tables: each spec struct has one table listing its YAML keys, what kind of value each
 // holds, the member it fills, the allowed range, whether it is required, and a one-line doc.
-// The one table drives decoding (kvsim/scenario/yaml_codec.hpp), the unknown-key check,
+// The one table drives decoding (sim/scenario/yaml_codec.hpp), the unknown-key check,
 // emitting the resolved YAML, comparing two specs and the generated scenario reference, so
 // the four never disagree. Values with units live in their base units (bytes, bytes/s,
 // FLOP/s, nanoseconds); ranges are given in the same base units.
@@ -191,7 +191,7 @@ const std::vector<std::string>& distribution_kind_names();
 const char* distribution_kind_name(workload::DistKind kind);
 
 // The range a field is checked against: `r`, with kvsim's stated limit for the kind
-// (kvsim/core/limits.hpp, docs/limits.md) as its maximum when `r` has none. An infinite
+// (sim/core/limits.hpp, docs/limits.md) as its maximum when `r` has none. An infinite
 // maximum (Range::unbounded_above) opts out.
 Range with_stated_limit(FieldKind kind, Range r);
 

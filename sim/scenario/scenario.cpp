@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "models/hf_config.hpp"
+#include "sim/scenario/deployment.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
 #include "sim/scenario/suggest.hpp"
@@ -318,6 +319,11 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& dis
     auto diagnostics = std::move(decoder.diagnostics());
     detail::sort_diagnostics(diagnostics);
     throw InputError(std::move(diagnostics));
+  }
+  // Checks of the scenario as a whole (deployment.hpp), at the key each is about.
+  if (const auto problem = check_deployment(scenario)) {
+    decoder.report_at(*root, problem->path, problem->message);
+    throw InputError(std::move(decoder.diagnostics()));
   }
   scenario.profiles_dir = choose_profiles_dir(options, catalog_dir);
   resolve_path(scenario.workload.input_file, base);

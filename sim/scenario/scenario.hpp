@@ -16,6 +16,13 @@
 
 namespace kvsim::scenario {
 
+// How requests are assigned to engine replicas (the scenario's `routing:` section); the router
+// that follows it is sim/cluster/router.hpp, which states each policy.
+enum class RoutingPolicy : std::uint8_t { kSessionAffinity, kRoundRobin, kLeastLoaded, kPrefixAware };
+struct RouterSpec {
+  RoutingPolicy policy = RoutingPolicy::kSessionAffinity;
+};
+
 struct OutputSpec {
   std::string format = "table";  // table | json | csv
   std::string requests_out;      // per-request JSON array, empty = none
@@ -30,7 +37,7 @@ struct Scenario {
   models::ModelSpec model;
   engine::EngineConfig engine;
   engine::KvOffloadSpec kv_offload;
-  engine::RouterSpec routing;
+  RouterSpec routing;
   models::ComputeSpec compute;
   workload::WorkloadSpec workload;
   OutputSpec output;

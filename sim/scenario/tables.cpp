@@ -778,9 +778,10 @@ StructTable make_kv_offload_table() {
 }
 
 StructTable make_routing_table() {
-  return TableBuilder<engine::RouterSpec>("RouterSpec", "How requests are assigned to engines.")
-      .choice("policy", &engine::RouterSpec::policy,
-              {"session_affinity", "round_robin", "least_loaded", "prefix_aware"},
+  return TableBuilder<RouterSpec>("RouterSpec", "How requests are assigned to engines.")
+      .enumeration<RoutingPolicy>("policy", &RouterSpec::policy,
+              {{"session_affinity", RoutingPolicy::kSessionAffinity}, {"round_robin", RoutingPolicy::kRoundRobin},
+               {"least_loaded", RoutingPolicy::kLeastLoaded}, {"prefix_aware", RoutingPolicy::kPrefixAware}},
               "session_affinity: a conversation stays where its first turn went; round_robin: each "
               "request to the next engine; least_loaded: fewest running and waiting requests; "
               "prefix_aware: longest GPU prefix-cache hit, least loaded among equals.")

@@ -7,7 +7,7 @@
 
 namespace kvsim::scenario {
 
-// Top level: the Scenario struct of kvsim/scenario/scenario.hpp.
+// Top level: the Scenario struct of sim/scenario/scenario.hpp.
 const StructTable& scenario_table();
 const StructTable& output_table();
 // hardware:, hardware.servers[], hardware.servers[].gpu (preset: gpus.yaml), .gpu.host_link

@@ -241,6 +241,36 @@ void Decoder::report(const YAML::Node& node, const std::string* label, const std
   diagnostics_.push_back(std::move(d));
 }
 
+void Decoder::report_at(const YAML::Node& root, const std::string& path, const std::string& message) {
+  YAML::Node node;
+  node.reset(root);  // reset, not assignment: assigning to a node writes into the tree
+  const std::string* label = origin(root, nullptr);
+  // Nodes the decoder made (defaults, presets) have no mark: the deepest one that has wins.
+  YAML::Node marked;
+  marked.reset(root);
+  std::size_t start = 0;
+  while (start < path.size()) {
+    const std::size_t dot = std::min(path.find('.', start), path.size());
+    const std::string part = path.substr(start, dot - start);
+    start = dot + 1;
+    // A missing key gives an invalid node, which reset() refuses: copy it, then test it.
+    YAML::Node child;
+    if (node.IsMap()) {
+      const YAML::Node& map = node;  // const lookup: no key is added
+      const YAML::Node found = map[part];
+      if (found.IsDefined()) child.reset(found);
+    } else if (node.IsSequence() && !part.empty() && part.find_first_not_of("0123456789") == std::string::npos &&
+               std::stoul(part) < node.size()) {
+      child.reset(node[std::stoul(part)]);
+    }
+    if (!child.IsDefined()) break;
+    node.reset(child);
+    label = origin(node, label);
+    if (node.Mark().line >= 0) marked.reset(node);
+  }
+  report(label != nullptr ? node : marked, label, path, message);
+}
+
 void Decoder::decode(const YAML::Node& node, void* obj, const StructTable& table,
                      const std::string& path) {
   decode_struct(node, obj, table, path, origin(node, nullptr), false);

@@ -44,6 +44,10 @@ class Decoder {
   // A diagnostic at `node` (its line and column, or its override's label).
   void report(const YAML::Node& node, const std::string* label, const std::string& path,
               const std::string& message);
+  // A diagnostic at the node that the dotted `path` (sequence items by index) names in `root`,
+  // or at the deepest node on the way that exists: a key left at its default or filled from a
+  // preset is reported at the section that holds it.
+  void report_at(const YAML::Node& root, const std::string& path, const std::string& message);
   std::vector<Diagnostic>& diagnostics() { return diagnostics_; }
 
  private:

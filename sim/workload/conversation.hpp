@@ -1,6 +1,6 @@
 #pragma once
 // Conversations of vLLM's multi-turn benchmark as token identities: each message is a token
-// sequence (content streams, see kvsim/core/tokens.hpp) with its content token count, and
+// sequence (content streams, see sim/core/tokens.hpp) with its content token count, and
 // generate_conversations() reproduces bench_dataset.py's synthetic generator
 // (generate_conversations) with token counts in place of corpus text.
 //

@@ -9,7 +9,7 @@
 //   open loop:   request i is sent at its recorded send time, whatever the server's state.
 // Requests carry their prompt (token identities, so prefix sharing between turns and across
 // conversations is explicit), answer length, conversation and client. Times in SimTime
-// (nanoseconds, kvsim/core/units.hpp).
+// (nanoseconds, sim/core/units.hpp).
 #include <cstdint>
 #include <map>
 #include <string>

@@ -1,4 +1,4 @@
-// Saturating time arithmetic (kvsim/core/limits.hpp, units.hpp): times computed from doubles
+// Saturating time arithmetic (sim/core/limits.hpp, units.hpp): times computed from doubles
 // and sums of times stop at kTimeOverLimit instead of wrapping.
 #include "sim/core/limits.hpp"
 

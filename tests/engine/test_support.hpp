@@ -1,6 +1,6 @@
 #pragma once
 // Shared helpers for the engine tests: a compute model with a fixed, simple cost, and request
-// builders whose tokens are identities (kvsim/core/tokens.hpp).
+// builders whose tokens are identities (sim/core/tokens.hpp).
 #include <algorithm>
 #include <cstdint>
 #include <string>

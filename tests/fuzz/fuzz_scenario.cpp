@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "sim/scenario/scenario.hpp"
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-// Sweep files (kvsim/planner/sweep_spec.hpp), as `kvsim sweep` reads them: load_sweep_text, then
+// Sweep files (sim/planner/sweep_spec.hpp), as `kvsim sweep` reads them: load_sweep_text, then
 // the expansion into runs. Relative scenario paths resolve from scenarios/sweeps/ of the source
 // tree, so the shipped sweeps' `../seed/...` files exist. A sweep is capped at 10,000,000 runs;
 // the expansion is built only up to 100,000 of them (each point holds its overrides), and it

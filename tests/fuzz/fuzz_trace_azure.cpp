@@ -1,4 +1,4 @@
-// Azure LLM inference CSV trace reader (kvsim/workload/azure_trace.hpp), as `kvsim run --trace`
+// Azure LLM inference CSV trace reader (sim/workload/azure_trace.hpp), as `kvsim run --trace`
 // and `kvsim trace-stats` read an Azure file.
 #include <sstream>
 

@@ -1,4 +1,4 @@
-// Alibaba Bailian JSONL trace reader (kvsim/workload/bailian_trace.hpp), as `kvsim run --trace`
+// Alibaba Bailian JSONL trace reader (sim/workload/bailian_trace.hpp), as `kvsim run --trace`
 // and `kvsim trace-stats` read a Bailian file.
 #include <sstream>
 

@@ -1,4 +1,4 @@
-// BurstGPT CSV trace reader (kvsim/workload/burstgpt_trace.hpp), as `kvsim run --trace` and
+// BurstGPT CSV trace reader (sim/workload/burstgpt_trace.hpp), as `kvsim run --trace` and
 // `kvsim trace-stats` read a BurstGPT file.
 #include <sstream>
 

@@ -1,4 +1,4 @@
-// Mooncake JSONL trace reader (kvsim/workload/mooncake_trace.hpp), as `kvsim run --trace` and
+// Mooncake JSONL trace reader (sim/workload/mooncake_trace.hpp), as `kvsim run --trace` and
 // `kvsim trace-stats` read a Mooncake file. Also checks the header's promise about the fast row
 // reader: a line read_mooncake_row() takes gives the row the general (JSON) reader would give.
 #include <sstream>

@@ -1,4 +1,4 @@
-// vLLM multi-turn benchmark input (kvsim/workload/vllm_input.hpp): an OpenAI-messages
+// vLLM multi-turn benchmark input (sim/workload/vllm_input.hpp): an OpenAI-messages
 // conversation list, as `kvsim run --trace` and `kvsim trace-stats` read it (then as a trace),
 // or a generation config, as a scenario's workload.input_file names it (parsed and validated).
 #include "sim/workload/sharegpt.hpp"

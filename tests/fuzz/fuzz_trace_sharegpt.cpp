@@ -1,4 +1,4 @@
-// Raw ShareGPT JSON (kvsim/workload/sharegpt.hpp), as `kvsim run --trace`, `kvsim trace-stats`
+// Raw ShareGPT JSON (sim/workload/sharegpt.hpp), as `kvsim run --trace`, `kvsim trace-stats`
 // (read_trace: convert, then conversations as a trace) and `kvsim convert-sharegpt` read it.
 #include "sim/workload/sharegpt.hpp"
 #include "tests/fuzz/fuzz_common.hpp"

@@ -1,6 +1,6 @@
 // `kvsim trace-stats` on a file of any format: format detection from the content
 // (detect_trace_format), the reader it picks (read_trace), the default window (select) and the
-// statistics (kvsim/analysis/trace_stats.hpp). read_trace takes a path only: the input goes
+// statistics (sim/analysis/trace_stats.hpp). read_trace takes a path only: the input goes
 // through an in-memory file.
 #include "sim/analysis/trace_stats.hpp"
 #include "sim/workload/trace.hpp"

@@ -18,7 +18,7 @@
 #include "gui/models/scenario_document.hpp"
 #include "gui/models/summary_model.hpp"
 #include "sim/io/summary.hpp"
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 
 namespace kvsim::gui {
 namespace {
@@ -145,7 +145,7 @@ TEST(RunJob, SummaryEqualsTheCommandLinePath) {
       run_job(single_job(doc.text().toStdString(), doc.display_name(), doc.load_options(), "x"));
   // The command line's path: load the file, run, summarize.
   const auto sc = scenario::load_scenario(kExample.toStdString());
-  scenario::Simulation sim(sc);
+  cluster::Simulation sim(sc);
   const auto result = sim.run();
   const auto s = io::summarize(result.requests, result.info);
   EXPECT_EQ(r->summary.num_requests, s.num_requests);

@@ -37,7 +37,7 @@ case $mode in
 esac
 
 for f in bin/kvsim bin/kvsim-gui share/kvsim/scenarios/catalog/gpus.yaml share/kvsim/scenarios/seed/4x4090-nvme-net.yaml \
-         share/kvsim/models/profiles/rtx4090-llama-3.1-8b-vllm0.19.yaml include/kvsim/sim/scenario/simulation.hpp \
+         share/kvsim/models/profiles/rtx4090-llama-3.1-8b-vllm0.19.yaml include/kvsim/sim/cluster/simulation.hpp \
          include/kvsim/sim/core/version.hpp lib/cmake/kvsim/kvsimConfig.cmake lib/python3/dist-packages/kvsim/__init__.py; do
   [[ -e $usr/$f ]] || fail "not installed: $f"
 done

@@ -13,7 +13,7 @@
 #include "sim/core/error.hpp"
 #include "sim/io/summary.hpp"
 #include "sim/planner/map_report.hpp"
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 
 namespace kvsim::planner {
 namespace {
@@ -208,7 +208,7 @@ MetricValues direct(const MapOptions& o, const MapResult& m, std::size_t v, std:
   lo.overrides.push_back({"workload.generation.num_conversations", std::to_string(users * 4)});
   (void)ix;
   const auto sc = scenario::load_scenario(o.scenario_path, lo);
-  scenario::Simulation sim(sc);
+  cluster::Simulation sim(sc);
   const auto run = sim.run();
   const double warm =
       sc.workload.warmup_percentages.empty() ? 0.0 : sc.workload.warmup_percentages.front();

@@ -15,7 +15,7 @@
 #include "sim/io/summary.hpp"
 #include "sim/planner/results_db.hpp"
 #include "sim/planner/run_key.hpp"
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 
 namespace kvsim::planner {
 namespace {
@@ -84,7 +84,7 @@ TEST(Sweep, RunsEveryRunOnceAndResumes) {
   const auto sc = scenario::load_scenario(
       std::string(KVSIM_SOURCE_DIR) + "/scenarios/examples/rtx4090-llama3.1-8b-multiturn.yaml", lo);
   EXPECT_EQ(runs[3].id.run_key, run_key(sc.resolved_yaml, sc.seed));
-  scenario::Simulation sim(sc);
+  cluster::Simulation sim(sc);
   const auto result = sim.run();
   const auto summary = io::summarize(result.requests, result.info, 0);
   const std::string where =

@@ -12,7 +12,7 @@
 #include <thread>
 #include <tuple>
 
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 #include "sim/workload/make_driver.hpp"
 #include "tests/validation/fake_server.hpp"
 #include "validation/src/report.hpp"
@@ -98,7 +98,7 @@ TEST(Replay, OneClientSendsTheSimulatorsRequestSequence) {
   ASSERT_EQ(run.failed(), 0);
   EXPECT_FALSE(run.interrupted);
 
-  scenario::Simulation sim(sc);
+  cluster::Simulation sim(sc);
   auto predicted = sim.run().requests;
   std::sort(predicted.begin(), predicted.end(),
             [](const auto& a, const auto& b) { return a.start_time_ms < b.start_time_ms; });

@@ -10,7 +10,7 @@
 #include <memory>
 #include <tuple>
 
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 
 namespace kvsim::validation {
 namespace {
@@ -91,7 +91,7 @@ TEST(ReplayedWorkload, SimulatesExactlyTheMeasuredRequestsInEachClientsOrder) {
   ASSERT_EQ(w.notes.size(), 1U);
   EXPECT_NE(w.notes[0].find("1 failed"), std::string::npos) << w.notes[0];
 
-  scenario::Simulation sim(sc, std::make_unique<workload::ReplayedDriver>(std::move(w.requests),
+  cluster::Simulation sim(sc, std::make_unique<workload::ReplayedDriver>(std::move(w.requests),
                                                                            w.mode));
   auto predicted = sim.run().requests;
   ASSERT_EQ(predicted.size(), 12U);
@@ -169,7 +169,7 @@ TEST(ReplayedWorkload, OpenLoopSendsAtTheRecordedTimes) {
     rs[i].send_time = from_ms(at_ms[i]);
   }
   const auto sc = scenario::load_scenario(kScenario, {});
-  scenario::Simulation sim(
+  cluster::Simulation sim(
       sc, std::make_unique<workload::ReplayedDriver>(rs, workload::ReplayedDriver::Mode::kOpenLoop));
   const auto predicted = sim.run().requests;
   ASSERT_EQ(predicted.size(), 3U);

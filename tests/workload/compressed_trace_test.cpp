@@ -1,4 +1,4 @@
-// Traces read through kvsim/core/input_file.hpp: a gzip-compressed trace gives the same requests
+// Traces read through sim/core/input_file.hpp: a gzip-compressed trace gives the same requests
 // as the plain file, whatever its name; a damaged one is an InputError naming the file.
 #include <gtest/gtest.h>
 #include <zlib.h>

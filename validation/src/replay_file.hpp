@@ -1,7 +1,7 @@
 #pragma once
 // What `kvsim replay` measured, and its JSON file. The "requests" list holds one object per
 // request, in completion order, with the keys of `kvsim run --requests-out`
-// (kvsim/io/sinks.hpp write_requests_json: ttft_ms, tpot_ms, latency_ms, start_time_ms,
+// (sim/io/sinks.hpp write_requests_json: ttft_ms, tpot_ms, latency_ms, start_time_ms,
 // input_num_turns, input_num_tokens, output_num_tokens, ..., prompt_tokens, cached_tokens,
 // counted) plus what only a real server shows: the error, send/first-token/last-token/end times
 // (ms since the run started), usage as reported, attempts and HTTP status. Times follow the

@@ -3,7 +3,7 @@
 // tolerances, as a table, JSON and an HTML page with overlaid CDF plots (inline SVG).
 //
 // Figures (over the successful, counted requests; percentiles by numpy's linear method as the
-// benchmark computes them, kvsim/io/stats.hpp):
+// benchmark computes them, sim/io/stats.hpp):
 //   ttft_ms, tpot_ms, latency_ms: mean, p50, p90, p99
 //   requests_per_sec: requests / (last end - first start), the benchmark's runtime_sec
 //   cache_hit_rate: sum cached_tokens / sum prompt_tokens (measured: usage.prompt_tokens_details.

@@ -1,13 +1,13 @@
 #pragma once
 // Text of a given token count, for sending a simulated conversation to a real server. A
 // message's content is a list of token segments (content stream, offset, length; see
-// kvsim/core/tokens.hpp); each segment becomes text made of common English words picked by a
+// sim/core/tokens.hpp); each segment becomes text made of common English words picked by a
 // hash of (stream, word index), so the same segment always becomes the same text and a prefix
 // shared in the simulation (the generator's common prefix, a conversation's history) is shared
 // by the server too.
 //
 // Token counts come from a Tokenizer:
-//  - EstimateTokenizer: kvsim's Llama-3 estimate (kvsim/workload/token_count.hpp). The words are
+//  - EstimateTokenizer: kvsim's Llama-3 estimate (sim/workload/token_count.hpp). The words are
 //    lower case and at most 8 letters, so each " word" counts one token there: N words make N
 //    tokens (checked, and corrected word by word if the estimate disagrees).
 //  - ServerTokenizer: the server's POST /tokenize (vLLM and the CPU engine have it), with

@@ -7,7 +7,7 @@
 #include "sim/core/version.hpp"
 #include "sim/io/summary.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
     for (int i = 2; i < argc; ++i)
       options.overrides.push_back(kvsim::scenario::parse_override(argv[i]));
     const auto scenario = kvsim::scenario::load_scenario(argv[1], options);
-    kvsim::scenario::Simulation simulation(scenario);
+    kvsim::cluster::Simulation simulation(scenario);
     const auto result = simulation.run();
     const auto summary = kvsim::io::summarize(result.requests, result.info, 0);
     std::cout << "kvsim " << kvsim::kVersion << ": " << scenario.name << ": "

@@ -1,4 +1,4 @@
-// compute.kind auto and the calibrations it chooses from (sim/scenario/compute_factory.hpp),
+// compute.kind auto and the calibrations it chooses from (sim/cluster/compute_factory.hpp),
 // GPUs and models beyond the RTX 4090 (presets, MoE, data and expert parallelism), vLLM's
 // version-dependent defaults and the batch limits vllm serve picks for a GPU.
 #include <gtest/gtest.h>
@@ -10,11 +10,12 @@
 #include <string>
 
 #include "sim/core/error.hpp"
-#include "sim/scenario/compute_factory.hpp"
+#include "sim/cluster/compute_factory.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 
-namespace kvsim::scenario {
+namespace kvsim::cluster {
+using namespace kvsim::scenario;  // NOLINT: the scenarios these tests load and decode
 namespace {
 
 namespace fs = std::filesystem;
@@ -261,4 +262,4 @@ TEST(CalibratedCompute, ParallelLayoutErrors) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenario
+}  // namespace kvsim::cluster

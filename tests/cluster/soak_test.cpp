@@ -19,9 +19,10 @@
 #include <vector>
 
 #include "sim/scenario/scenario.hpp"
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 
-namespace kvsim::scenario {
+namespace kvsim::cluster {
+using namespace kvsim::scenario;  // NOLINT: the scenarios these tests load and decode
 namespace {
 
 const std::string kCatalog = std::string(KVSIM_SOURCE_DIR) + "/scenarios/catalog";
@@ -168,4 +169,4 @@ TEST(SoakRegression, IdleEngineDeferredOnAPinnedRemoteChunkIsWoken) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenario
+}  // namespace kvsim::cluster

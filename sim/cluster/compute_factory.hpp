@@ -20,7 +20,7 @@
 #include "models/roofline.hpp"
 #include "sim/scenario/scenario.hpp"
 
-namespace kvsim::scenario {
+namespace kvsim::cluster {
 
 struct ComputeChoice {
   std::unique_ptr<models::ComputeModel> model;
@@ -31,18 +31,13 @@ struct ComputeChoice {
 };
 
 // Throws InputError (with the scenario's file) for a file that cannot be read or used.
-ComputeChoice make_compute_model(const Scenario& sc);
-
-// How the scenario's MoE experts lie over its GPUs (models/compute_model.hpp MoeLayout): with
-// data_parallel_size d > 1 or enable_expert_parallel, over tensor_parallel_size x d GPUs, each
-// seeing d times its own batch's tokens.
-models::MoeLayout moe_layout(const Scenario& sc);
+ComputeChoice make_compute_model(const scenario::Scenario& sc);
 
 // The roofline's view of the scenario's GPU for the model's weight dtype.
 models::DeviceFigures device_figures(const hw::GpuSpec& gpu, const models::ModelSpec& model);
 
 // A path of the scenario made absolute against the scenario file's folder.
-std::string scenario_relative(const Scenario& sc, const std::string& path);
-std::string scenario_dir(const Scenario& sc);
+std::string scenario_relative(const scenario::Scenario& sc, const std::string& path);
+std::string scenario_dir(const scenario::Scenario& sc);
 
-}  // namespace kvsim::scenario
+}  // namespace kvsim::cluster

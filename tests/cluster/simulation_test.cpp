@@ -1,6 +1,6 @@
 // The whole simulation through the façade: sanity against published figures, determinism and
 // conservation of requests.
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,8 @@
 #include "sim/core/error.hpp"
 #include "sim/scenario/scenario.hpp"
 
-namespace kvsim::scenario {
+namespace kvsim::cluster {
+using namespace kvsim::scenario;  // NOLINT: the scenarios these tests load and decode
 namespace {
 
 const std::string kCatalog = std::string(KVSIM_SOURCE_DIR) + "/scenarios/catalog";
@@ -138,9 +139,9 @@ TEST(Simulation, PrefixCachingCutsTtftOnMultiTurn) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenario
+}  // namespace kvsim::cluster
 
-namespace kvsim::scenario {
+namespace kvsim::cluster {
 namespace {
 
 // A prompt longer than max_model_len is refused at arrival (vLLM answers HTTP 400): the client
@@ -155,9 +156,9 @@ TEST(Simulation, RequestsRefusedAtArrivalEndTheirConversations) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenario
+}  // namespace kvsim::cluster
 
-namespace kvsim::scenario {
+namespace kvsim::cluster {
 namespace {
 
 // The three compute models on the example: the measured RTX 4090 profile's tables, the model
@@ -187,4 +188,4 @@ TEST(Simulation, ComputeModelsAgreeOnTheExample) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenario
+}  // namespace kvsim::cluster

@@ -19,7 +19,7 @@ namespace kvsim::workload {
 class Driver;
 }
 
-namespace kvsim::scenario {
+namespace kvsim::cluster {
 
 struct RunResult {
   std::vector<io::RequestRecord> requests;  // in completion order
@@ -74,10 +74,10 @@ class Simulation {
  public:
   // Builds engines, compute model and workload; throws InputError on a scenario that cannot
   // run (e.g. max_model_len does not fit in the KV cache, as vLLM refuses to start).
-  explicit Simulation(const Scenario& scenario);
+  explicit Simulation(const scenario::Scenario& scenario);
   // The same, driven by `driver` instead of the scenario's workload section (e.g. a workload
   // rebuilt from a measured run); null: the scenario's workload.
-  Simulation(const Scenario& scenario, std::unique_ptr<workload::Driver> driver);
+  Simulation(const scenario::Scenario& scenario, std::unique_ptr<workload::Driver> driver);
   ~Simulation();
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;
@@ -95,4 +95,4 @@ class Simulation {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace kvsim::scenario
+}  // namespace kvsim::cluster

@@ -31,9 +31,10 @@
 #include "sim/io/summary.hpp"
 #include "sim/io/trace_events.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 
-namespace kvsim::scenario {
+namespace kvsim::cluster {
+using namespace kvsim::scenario;  // NOLINT: the scenarios these tests load and decode
 namespace {
 
 using nlohmann::json;
@@ -353,4 +354,4 @@ TEST(TraceEvents, CapTruncatesAndSaysSo) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenario
+}  // namespace kvsim::cluster

@@ -1,4 +1,4 @@
-#include "sim/scenario/compute_factory.hpp"
+#include "sim/cluster/compute_factory.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,9 +14,11 @@
 #include "models/tensor_parallel.hpp"
 #include "models/tensor_parallel_model.hpp"
 #include "sim/core/error.hpp"
+#include "sim/scenario/deployment.hpp"
 #include "sim/workload/make_driver.hpp"
 
-namespace kvsim::scenario {
+namespace kvsim::cluster {
+using scenario::Scenario;
 namespace fs = std::filesystem;
 
 namespace {
@@ -32,9 +34,13 @@ bool is_sixteen_bit(const models::ModelSpec& m) {
 
 // Whether the GPU's compute figures are the profiled GPU's (each within 0.1 %).
 bool same_gpu_figures(const models::FittedCoefficients& c, const hw::GpuSpec& gpu) {
-  if (c.gpu_figures.size() != models::kGpuFigureFields) return true;  // not recorded: trust the name
-  auto close = [](double a, double b) { return std::abs(a - b) <= 1e-3 * std::max(std::abs(a), std::abs(b)); };
-  return close(c.gpu_figures[0], gpu.memory_bandwidth.value) && close(c.gpu_figures[1], gpu.bf16_dense.value);
+  if (c.gpu_figures.size() != models::kGpuFigureFields)
+    return true;  // not recorded: trust the name
+  auto close = [](double a, double b) {
+    return std::abs(a - b) <= 1e-3 * std::max(std::abs(a), std::abs(b));
+  };
+  return close(c.gpu_figures[0], gpu.memory_bandwidth.value) &&
+         close(c.gpu_figures[1], gpu.bf16_dense.value);
 }
 
 struct Shipped {
@@ -97,26 +103,13 @@ models::DeviceFigures device_figures(const hw::GpuSpec& gpu, const models::Model
   return d;
 }
 
-models::MoeLayout moe_layout(const Scenario& sc) {
-  models::MoeLayout l;
-  if (!sc.model.is_moe()) return l;
-  const int tp = sc.engine.tensor_parallel_size;
-  const int dp = sc.engine.data_parallel_size;
-  // With d > 1 ranks vLLM splits the experts over tp x d GPUs whether or not expert parallelism
-  // is on (without it each expert is split, with it the experts are): the same weights and work
-  // per GPU. Each rank's MoE layers see every rank's tokens.
-  if (dp > 1 || sc.engine.enable_expert_parallel) l.expert_parallel_size = tp * dp;
-  l.tokens_factor = dp;
-  return l;
-}
-
 ComputeChoice make_compute_model(const Scenario& sc) {
   const auto& server = sc.hardware.servers.front();
   const auto& gpu = server.gpu;
   const auto& c = sc.compute;
   const int tp = sc.engine.tensor_parallel_size;
   const int dp = sc.engine.data_parallel_size;
-  const models::MoeLayout layout = moe_layout(sc);
+  const models::MoeLayout layout = scenario::moe_layout(sc);
   models::ProfileParams params = c.profile;
   params.full_cuda_graphs = sc.engine.full_cuda_graphs;
   if (sc.engine.enforce_eager) params.cuda_graph_decode_factor = 0;
@@ -128,7 +121,8 @@ ComputeChoice make_compute_model(const Scenario& sc) {
     std::string reasons;
     if (!is_sixteen_bit(sc.model)) {
       reasons = std::string("the shipped profiles are of BF16 weights and KV, the model is ") +
-                models::dtype_name(sc.model.dtype) + " / KV " + models::dtype_name(sc.model.kv_dtype);
+                models::dtype_name(sc.model.dtype) + " / KV " +
+                models::dtype_name(sc.model.kv_dtype);
     } else {
       for (auto& s : shipped_profiles(sc.profiles_dir, out.notes)) {
         const std::string why = mismatch(s.coefficients, sc);
@@ -138,8 +132,8 @@ ComputeChoice make_compute_model(const Scenario& sc) {
         }
       }
       if (!fitted) {
-        reasons = "no shipped profile of " + (gpu.cuda_name.empty() ? gpu.name : gpu.cuda_name) + " with " +
-                  sc.model.name + " at tensor-parallel degree " + std::to_string(tp) +
+        reasons = "no shipped profile of " + (gpu.cuda_name.empty() ? gpu.name : gpu.cuda_name) +
+                  " with " + sc.model.name + " at tensor-parallel degree " + std::to_string(tp) +
                   (sc.model.is_moe() ? " with an MoE block" : "") + " in " +
                   (sc.profiles_dir.empty() ? std::string("(no profile folder)") : sc.profiles_dir);
       }
@@ -156,7 +150,8 @@ ComputeChoice make_compute_model(const Scenario& sc) {
   std::unique_ptr<models::RooflineModel> target;
   std::string rescale_note;
   auto target_roofline = [&] {
-    return std::make_unique<models::RooflineModel>(sc.model, device_figures(gpu, sc.model), c.roofline, tp, layout);
+    return std::make_unique<models::RooflineModel>(sc.model, device_figures(gpu, sc.model),
+                                                   c.roofline, tp, layout);
   };
 
   if (out.kind == "fitted") {
@@ -167,33 +162,41 @@ ComputeChoice make_compute_model(const Scenario& sc) {
     // live deployment (kvsim calibrate --measured): it describes that deployment as it is.
     const bool deployment_fit = co.model_shape.empty() && co.gpu_figures.empty();
     std::vector<std::string> diffs;
-    const bool other_gpu = !deployment_fit && (gpu.cuda_name != co.gpu || !same_gpu_figures(co, gpu));
+    const bool other_gpu =
+        !deployment_fit && (gpu.cuda_name != co.gpu || !same_gpu_figures(co, gpu));
     std::string shape_why;
     const bool other_model = !deployment_fit && !models::shape_matches(co, sc.model, &shape_why);
-    if (other_gpu) diffs.push_back("GPU " + (gpu.cuda_name.empty() ? gpu.name : gpu.cuda_name) + " instead of " + co.gpu);
-    if (other_model) diffs.push_back("model " + sc.model.name + " instead of " + co.model + " (" + shape_why + ")");
+    if (other_gpu)
+      diffs.push_back("GPU " + (gpu.cuda_name.empty() ? gpu.name : gpu.cuda_name) + " instead of " +
+                      co.gpu);
+    if (other_model)
+      diffs.push_back("model " + sc.model.name + " instead of " + co.model + " (" + shape_why +
+                      ")");
     if (!deployment_fit && co.tensor_parallel_size != tp) {
       diffs.push_back("tensor-parallel degree " + std::to_string(tp) + " instead of " +
                       std::to_string(co.tensor_parallel_size));
     }
-    if (!deployment_fit && !is_sixteen_bit(sc.model)) diffs.push_back(std::string("weights ") + models::dtype_name(sc.model.dtype) +
-                                                  " / KV " + models::dtype_name(sc.model.kv_dtype) + " instead of BF16");
+    if (!deployment_fit && !is_sixteen_bit(sc.model))
+      diffs.push_back(std::string("weights ") + models::dtype_name(sc.model.dtype) + " / KV " +
+                      models::dtype_name(sc.model.kv_dtype) + " instead of BF16");
     if (diffs.empty()) {
       inner = std::make_unique<models::FittedModel>(co, sc.model, params, layout);
     } else {
       if (other_gpu && co.gpu_figures.size() != models::kGpuFigureFields) {
-        throw scenario_error(sc, "compute.profile.fitted_path",
-                             fitted->path + " was measured on " + co.gpu +
-                                 " and does not record that GPU's figures, so it cannot be rescaled to " +
-                                 (gpu.cuda_name.empty() ? gpu.name : gpu.cuda_name) +
-                                 ": fit it again with kvsim calibrate --profile (docs/calibration.md)");
+        throw scenario_error(
+            sc, "compute.profile.fitted_path",
+            fitted->path + " was measured on " + co.gpu +
+                " and does not record that GPU's figures, so it cannot be rescaled to " +
+                (gpu.cuda_name.empty() ? gpu.name : gpu.cuda_name) +
+                ": fit it again with kvsim calibrate --profile (docs/calibration.md)");
       }
       models::ModelSpec as_profiled = other_model ? models::model_of_shape(co) : sc.model;
       as_profiled.dtype = models::DType::kBf16;
       as_profiled.kv_dtype = models::DType::kBf16;
       if (as_profiled.is_moe() && co.moe_layer_us.empty()) {
-        throw scenario_error(sc, "compute.profile.fitted_path",
-                             fitted->path + " has no MoE block for the mixture-of-experts model " + sc.model.name);
+        throw scenario_error(
+            sc, "compute.profile.fitted_path",
+            fitted->path + " has no MoE block for the mixture-of-experts model " + sc.model.name);
       }
       models::DeviceFigures profiled_gpu = device_figures(gpu, as_profiled);
       if (other_gpu) {
@@ -207,33 +210,39 @@ ComputeChoice make_compute_model(const Scenario& sc) {
                                                          co.tensor_parallel_size, profiled_layout);
       target = target_roofline();
       for (const auto& d : diffs) rescale_note += (rescale_note.empty() ? "" : "; ") + d;
-      out.notes.push_back("the fitted profile " + fitted->path + " is rescaled: " + rescale_note +
-                          "; each kernel component (dense, MoE, attention, lm_head) is multiplied by the "
-                          "roofline's ratio of this configuration to the profiled one");
+      out.notes.push_back(
+          "the fitted profile " + fitted->path + " is rescaled: " + rescale_note +
+          "; each kernel component (dense, MoE, attention, lm_head) is multiplied by the "
+          "roofline's ratio of this configuration to the profiled one");
     }
   } else if (out.kind == "profile") {
     const std::string dir = scenario_relative(sc, c.profile.bundle_dir);
     const auto degrees = models::profile_bundle_degrees(dir);
     const bool has_tp = std::find(degrees.begin(), degrees.end(), tp) != degrees.end();
-    const auto bundle = models::load_profile_bundle(dir, has_tp ? tp : (degrees.size() == 1 ? 0 : 1));
+    const auto bundle =
+        models::load_profile_bundle(dir, has_tp ? tp : (degrees.size() == 1 ? 0 : 1));
     out.source = bundle.tables_dir;
     if (!gpu.cuda_name.empty() && !bundle.meta.gpu.empty() && bundle.meta.gpu != gpu.cuda_name) {
-      throw scenario_error(sc, "compute.profile.bundle_dir",
-                           bundle.dir + " was measured on " + bundle.meta.gpu + ", not on " + gpu.cuda_name +
-                               "; a bundle's tables are used only on their own GPU (fit it with kvsim calibrate "
-                               "to rescale it to another GPU: docs/calibration.md)");
+      throw scenario_error(
+          sc, "compute.profile.bundle_dir",
+          bundle.dir + " was measured on " + bundle.meta.gpu + ", not on " + gpu.cuda_name +
+              "; a bundle's tables are used only on their own GPU (fit it with kvsim calibrate "
+              "to rescale it to another GPU: docs/calibration.md)");
     }
     inner = std::make_unique<models::ProfileModel>(bundle, sc.model, params, layout);
     if (bundle.tensor_parallel_size != tp || !is_sixteen_bit(sc.model)) {
       models::ModelSpec as_profiled = sc.model;
       as_profiled.dtype = models::DType::kBf16;
       as_profiled.kv_dtype = models::DType::kBf16;
-      profiled = std::make_unique<models::RooflineModel>(as_profiled, device_figures(gpu, as_profiled), c.roofline,
-                                                         bundle.tensor_parallel_size, layout);
+      profiled =
+          std::make_unique<models::RooflineModel>(as_profiled, device_figures(gpu, as_profiled),
+                                                  c.roofline, bundle.tensor_parallel_size, layout);
       target = target_roofline();
-      rescale_note = "tables of tensor-parallel degree " + std::to_string(bundle.tensor_parallel_size) + ", BF16";
-      out.notes.push_back("the profile " + bundle.tables_dir + " is rescaled to tensor-parallel degree " +
-                          std::to_string(tp) + " and " + models::dtype_name(sc.model.dtype) +
+      rescale_note = "tables of tensor-parallel degree " +
+                     std::to_string(bundle.tensor_parallel_size) + ", BF16";
+      out.notes.push_back("the profile " + bundle.tables_dir +
+                          " is rescaled to tensor-parallel degree " + std::to_string(tp) + " and " +
+                          models::dtype_name(sc.model.dtype) +
                           " by the roofline's ratio per kernel component");
     }
   } else {
@@ -258,9 +267,9 @@ ComputeChoice make_compute_model(const Scenario& sc) {
       experts.all_gather = [link](double bytes) { return hw::ring_all_gather_s(bytes, link); };
       experts.reduce_scatter = [link](double bytes) { return hw::ring_all_gather_s(bytes, link); };
     }
-    out.model = std::make_unique<models::TensorParallelModel>(std::move(inner), sc.model, tp, std::move(all_reduce),
-                                                              std::move(all_gather), std::move(profiled),
-                                                              std::move(target), std::move(experts), rescale_note);
+    out.model = std::make_unique<models::TensorParallelModel>(
+        std::move(inner), sc.model, tp, std::move(all_reduce), std::move(all_gather),
+        std::move(profiled), std::move(target), std::move(experts), rescale_note);
   }
   std::string what = out.kind;
   if (!out.source.empty()) what += " " + out.source;
@@ -269,4 +278,4 @@ ComputeChoice make_compute_model(const Scenario& sc) {
   return out;
 }
 
-}  // namespace kvsim::scenario
+}  // namespace kvsim::cluster

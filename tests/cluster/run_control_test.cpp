@@ -27,9 +27,10 @@
 #include "sim/io/sinks.hpp"
 #include "sim/io/summary.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 
-namespace kvsim::scenario {
+namespace kvsim::cluster {
+using namespace kvsim::scenario;  // NOLINT: the scenarios these tests load and decode
 namespace {
 
 const std::string kSource = KVSIM_SOURCE_DIR;
@@ -250,4 +251,4 @@ TEST(RunControl, RejectsANonPositiveInterval) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenario
+}  // namespace kvsim::cluster

@@ -6,9 +6,10 @@
 
 #include "sim/core/error.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 
-namespace kvsim::scenario {
+namespace kvsim::cluster {
+using namespace kvsim::scenario;  // NOLINT: the scenarios these tests load and decode
 namespace {
 
 const std::string kSeed = std::string(KVSIM_SOURCE_DIR) + "/scenarios/seed/";
@@ -60,4 +61,4 @@ TEST(TensorParallelScenario, RefusedSplitsAreInputErrors) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenario
+}  // namespace kvsim::cluster

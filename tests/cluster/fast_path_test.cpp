@@ -20,10 +20,11 @@
 #include "sim/io/sinks.hpp"
 #include "sim/io/summary.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 #include "sim/workload/driver.hpp"
 
-namespace kvsim::scenario {
+namespace kvsim::cluster {
+using namespace kvsim::scenario;  // NOLINT: the scenarios these tests load and decode
 namespace {
 
 const std::string kSource = KVSIM_SOURCE_DIR;
@@ -216,4 +217,4 @@ TEST(FastPath, PreemptionHeavySmallKvIsIdentical) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenario
+}  // namespace kvsim::cluster

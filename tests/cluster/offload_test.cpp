@@ -8,9 +8,10 @@
 
 #include "sim/core/error.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/scenario/simulation.hpp"
+#include "sim/cluster/simulation.hpp"
 
-namespace kvsim::scenario {
+namespace kvsim::cluster {
+using namespace kvsim::scenario;  // NOLINT: the scenarios these tests load and decode
 namespace {
 
 const std::string kCatalog = std::string(KVSIM_SOURCE_DIR) + "/scenarios/catalog";
@@ -182,9 +183,9 @@ TEST(Offload, TierConfigurationErrors) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenario
+}  // namespace kvsim::cluster
 
-namespace kvsim::scenario {
+namespace kvsim::cluster {
 namespace {
 
 // Routing across the 4 GPUs of a box, with conversations that fit in the GPUs' KV caches:
@@ -210,9 +211,9 @@ TEST(Routing, AffinityAndPrefixAwareKeepConversationsWhereTheirKvIs) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenario
+}  // namespace kvsim::cluster
 
-namespace kvsim::scenario {
+namespace kvsim::cluster {
 namespace {
 
 // LMCache (256-token chunks, synchronous): the second request's 10,240 tokens come from DRAM in
@@ -256,9 +257,9 @@ workload: {kind: trace, trace: {file: )" + trace + R"(}}
 }
 
 }  // namespace
-}  // namespace kvsim::scenario
+}  // namespace kvsim::cluster
 
-namespace kvsim::scenario {
+namespace kvsim::cluster {
 namespace {
 
 // Promotion: two servers of two GPUs, a DRAM tier per server and one remote store. Four
@@ -301,9 +302,9 @@ workload: {kind: trace, trace: {file: )" + trace + R"(}}
 }
 
 }  // namespace
-}  // namespace kvsim::scenario
+}  // namespace kvsim::cluster
 
-namespace kvsim::scenario {
+namespace kvsim::cluster {
 namespace {
 
 // Host memory bandwidth bounds a DRAM tier when it is below PCIe's: at 5 GB/s the 1.34 GB load
@@ -319,4 +320,4 @@ TEST(Offload, HostDramBandwidthBoundsLoads) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenario
+}  // namespace kvsim::cluster
