@@ -321,7 +321,7 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& dis
     throw InputError(std::move(diagnostics));
   }
   // Checks of the scenario as a whole (deployment.hpp), at the key each is about.
-  if (const auto problem = check_deployment(scenario)) {
+  if (const auto problem = options.check_deployment ? check_deployment(scenario) : std::nullopt) {
     decoder.report_at(*root, problem->path, problem->message);
     throw InputError(std::move(decoder.diagnostics()));
   }

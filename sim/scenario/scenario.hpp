@@ -68,6 +68,11 @@ struct LoadOptions {
   // beside the catalog in use (a source tree's models/profiles, an installation's profiles/),
   // else the source tree's models/profiles.
   std::string profiles_dir;
+  // Whether to check the scenario as a whole after decoding (deployment.hpp: parallel layout,
+  // the KV cache vLLM would size at start-up, what each tier needs of the hardware), reporting a
+  // problem at its key's line. false decodes and checks each key only: for tools that inspect or
+  // edit a scenario that cannot run as it stands (Simulation still refuses it).
+  bool check_deployment = true;
 };
 
 // Throws InputError with every diagnostic found.

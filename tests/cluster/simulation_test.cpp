@@ -86,7 +86,17 @@ TEST(Simulation, BlockOverrideIsHonoured) {
 
 // vLLM refuses to start when one max_model_len sequence does not fit the KV cache.
 TEST(Simulation, RefusesMaxModelLenLargerThanTheCache) {
-  const Scenario s = load_scenario(kExample, options({{"engine.num_gpu_blocks_override", "1000"}}));
+  // The decoder refuses it at the key's line (the example sets max_model_len on line 65) ...
+  try {
+    load_scenario(kExample, options({{"engine.num_gpu_blocks_override", "1000"}}));
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(":65:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("engine.max_model_len"), std::string::npos) << e.what();
+  }
+  // ... and so does the Simulation, for a scenario changed in code after loading.
+  Scenario s = load_scenario(kExample, options());
+  s.engine.num_gpu_blocks_override = 1000;
   try {
     Simulation sim(s);
     FAIL() << "expected an InputError";
