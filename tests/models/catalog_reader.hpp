@@ -6,6 +6,7 @@
 // under a key with no value (a storage node's drive:; flattened to "drive.read"). Comments are
 // dropped. Also parses the few unit spellings the catalog uses (GiB, MiB, B, GB/s, TFLOPS; us,
 // ns, ms for times).
+#include <cstddef>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -86,13 +87,14 @@ inline Catalog read_catalog(const std::string& path) {
   return out;
 }
 
-// "23.99GiB" -> bytes, "1008GB/s" -> bytes/s, "165.2TFLOPS" -> FLOP/s.
-inline double parse_quantity(const std::string& text) {
-  struct Unit {
-    const char* name;
-    double scale;
-  };
-  static const Unit units[] = {{"GiB", 1073741824.0}, {"MiB", 1048576.0}, {"GB/s", 1e9}, {"TFLOPS", 1e12}, {"B", 1.0}};
+struct UnitScale {
+  const char* name;
+  double scale;
+};
+
+// The number before the first of `units` that ends `text`, times that unit's scale.
+template <std::size_t N>
+double parse_with_units(const std::string& text, const UnitScale (&units)[N]) {
   for (const auto& u : units) {
     const std::string name = u.name;
     if (text.size() > name.size() &&
@@ -103,21 +105,17 @@ inline double parse_quantity(const std::string& text) {
   throw std::runtime_error("no known unit in: " + text);
 }
 
+// "23.99GiB" -> bytes, "1008GB/s" -> bytes/s, "165.2TFLOPS" -> FLOP/s.
+inline double parse_quantity(const std::string& text) {
+  static const UnitScale units[] = {
+      {"GiB", 1073741824.0}, {"MiB", 1048576.0}, {"GB/s", 1e9}, {"TFLOPS", 1e12}, {"B", 1.0}};
+  return parse_with_units(text, units);
+}
+
 // "80us" -> 80,000 ns; also "ns" and "ms".
 inline double parse_time_ns(const std::string& text) {
-  struct Unit {
-    const char* name;
-    double scale;
-  };
-  static const Unit units[] = {{"ns", 1.0}, {"us", 1e3}, {"ms", 1e6}};
-  for (const auto& u : units) {
-    const std::string name = u.name;
-    if (text.size() > name.size() &&
-        text.compare(text.size() - name.size(), name.size(), name) == 0) {
-      return std::stod(text.substr(0, text.size() - name.size())) * u.scale;
-    }
-  }
-  throw std::runtime_error("no known time unit in: " + text);
+  static const UnitScale units[] = {{"ns", 1.0}, {"us", 1e3}, {"ms", 1e6}};
+  return parse_with_units(text, units);
 }
 
 }  // namespace kvsim::testing
