@@ -32,47 +32,6 @@ BytesPerSec times(int n, BytesPerSec r) { return BytesPerSec{n * r.value}; }
 
 }  // namespace
 
-// Read latency 80 us: docs/sources.md A9 seed for a Gen4 drive (A6: 30-90 us first byte;
-// Samsung publishes no latency for the PM9A3). Write latency 30 us: assumed, the low end of that
-// range, since enterprise drives acknowledge writes from a power-loss-protected DRAM buffer.
-// Queue depth 128: assumed, the deep queue an io_uring- or SPDK-based store keeps; with 80 us it
-// admits 1.6M I/Os per second, so the rated IOPS bind first.
-NvmeDriveSpec samsung_pm9a3() {
-  NvmeDriveSpec d;
-  d.name = "samsung_pm9a3";
-  d.read = BytesPerSec{6.5e9};
-  d.write = BytesPerSec{3.5e9};
-  d.read_latency = 80 * kMicrosecond;
-  d.write_latency = 30 * kMicrosecond;
-  d.read_iops = 900e3;
-  d.write_iops = 200e3;
-  d.queue_depth = 128;
-  d.source =
-      "A6 [S] computerbase.de 2020-05 samsung-pm9a3, heise.de/-4720224 (U.2: 6,500 / 3,500 MB/s, "
-      "900K / 200K IOPS); read latency A9 seed 80 us; write latency 30 us and queue depth 128 "
-      "assumed";
-  return d;
-}
-
-// Read latency 70 us: Samsung publishes none; Kioxia's Gen5 prototype reads in 70 us (A6), taken
-// as a proxy. Write latency and queue depth as for the PM9A3 (assumed).
-NvmeDriveSpec samsung_pm1743() {
-  NvmeDriveSpec d;
-  d.name = "samsung_pm1743";
-  d.read = BytesPerSec{13e9};
-  d.write = BytesPerSec{6.6e9};
-  d.read_latency = 70 * kMicrosecond;
-  d.write_latency = 30 * kMicrosecond;
-  d.read_iops = 2.5e6;
-  d.write_iops = 250e3;
-  d.queue_depth = 128;
-  d.source =
-      "A6 [S] computerbase.de 2021-12 samsung-pm1743, clubic.com (13,000 / 6,600 MB/s, 2.5M / "
-      "250K IOPS); read latency 70 us from Kioxia's Gen5 prototype (A6, proxy); write latency "
-      "30 us and queue depth 128 assumed";
-  return d;
-}
-
 void validate(const NvmeDriveSpec& d, const std::string& path) {
   require(positive_rate(d.read), path, "read", "must be a finite rate > 0");
   require(positive_rate(d.write), path, "write", "must be a finite rate > 0");
@@ -173,33 +132,6 @@ BytesPerSec storage_effective_read_bandwidth(const StorageNodeSpec& n, Bytes byt
 
 BytesPerSec storage_effective_write_bandwidth(const StorageNodeSpec& n, Bytes bytes) {
   return BytesPerSec{bytes.as_double() / to_seconds(storage_write_time(n, bytes))};
-}
-
-// Assumptions (docs/topology.md, "Pliops XDP LightningAI"):
-//   NIC 23 GB/s: 2 x 100 GbE (or 1 x 200 GbE) RDMA at the A9 seed of 11.5 GB/s per 100G.
-//   NIC latency 2 us: one one-sided RDMA read round trip (A7 ib_read_lat 1.91 us; A9 seed 2 us).
-//   Software 20 us: an NVMe-oF/RDMA target adds 10-20 us (A7), taken at the top for the KV
-//     index lookup; with the drive's 80 us the first byte arrives after ~100 us, A9's seed for a
-//     remote NVMe first byte (range 40-200 us).
-//   Controller 25.2 GB/s: the XDP card assumed on a PCIe Gen4 x16 slot at 80 % of 31.5 GB/s
-//     (docs/sources.md A5), so that the NIC, not the card, is the bottleneck.
-//   8 x Samsung PM9A3: a common 1U/2U U.2 population; 52 GB/s read and 28 GB/s write, above the
-//     NIC, so the NIC bounds both directions.
-StorageNodeSpec pliops_xdp_lightningai_assumed() {
-  StorageNodeSpec n;
-  n.name = "pliops_xdp_lightningai";
-  n.nic = BytesPerSec{23e9};
-  n.nic_latency = 2 * kMicrosecond;
-  n.controller = BytesPerSec{25.2e9};
-  n.num_drives = 8;
-  n.drive = samsung_pm9a3();
-  n.software_latency = 20 * kMicrosecond;
-  n.source =
-      "A8: no public bandwidth or latency of Pliops XDP; every figure assumed: NIC 2x100G at "
-      "the A9 seed 11.5 GB/s each; NIC latency A7 ib_read_lat; software A7 NVMe-oF/RDMA 10-20 us; "
-      "first byte ~100 us as A9's remote-NVMe seed; controller PCIe Gen4 x16 at 80 % (A5); "
-      "8 x PM9A3 (A6)";
-  return n;
 }
 
 LinkId attach_nvme_drive(Topology& topology, NodeId host, NodeId drive, PcieGen gen, int lanes) {

@@ -23,11 +23,9 @@
 
 namespace kvsim::hw {
 
-
-// Samsung PM9A3 U.2 (PCIe Gen4 x4): 6.5 / 3.5 GB/s, 900K / 200K IOPS (docs/sources.md A6).
-NvmeDriveSpec samsung_pm9a3();
-// Samsung PM1743 (PCIe Gen5 x4): 13 / 6.6 GB/s, 2.5M / 250K IOPS (docs/sources.md A6).
-NvmeDriveSpec samsung_pm1743();
+// Drives and storage nodes have no presets here: their figures, with sources, are entries of
+// the catalog (scenarios/catalog/drives.yaml, storage.yaml), which a scenario's `preset:` copies
+// (sim/scenario/catalog.hpp). This file holds the models that use the figures.
 
 // Checks a drive's figures: rates and IOPS > 0, latencies >= 0, queue_depth >= 1; otherwise
 // InputError with `path` + ".field".
@@ -83,11 +81,6 @@ SimTime storage_write_time(const StorageNodeSpec& node, Bytes bytes);
 // bytes / storage_*_time: what a transfer of that size sees end to end.
 BytesPerSec storage_effective_read_bandwidth(const StorageNodeSpec& node, Bytes bytes);
 BytesPerSec storage_effective_write_bandwidth(const StorageNodeSpec& node, Bytes bytes);
-
-// Pliops XDP LightningAI as an RDMA-attached KV store. Pliops publishes no per-appliance
-// bandwidth or latency (docs/sources.md A8), so every figure is a named assumption; see
-// storage.cpp and docs/topology.md. Override fields as needed.
-StorageNodeSpec pliops_xdp_lightningai_assumed();
 
 // Topology helpers. A local drive hangs off a host over a PCIe link at the link's theoretical
 // rate (the drive's own figures already include protocol overhead: 6.5 GB/s is 83 % of Gen4

@@ -7,11 +7,14 @@
 #include <QLabel>
 #include <QTimer>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "gui/app/main_window.hpp"
 #include "gui/app/map_view.hpp"
 #include "gui/app/whatif_view.hpp"
 #include "gui/models/run_controller.hpp"
+#include "gui/models/scenario_document.hpp"
 #include "sim/core/version.hpp"
 
 namespace {
@@ -84,6 +87,11 @@ int main(int argc, char** argv) {
   cli.process(app);
 
   kvsim::gui::MainWindow window;
+  // The environment, read here once: the libraries take it as arguments.
+  const char* catalog_env = std::getenv("KVSIM_CATALOG_DIR");
+  const char* plain_env = std::getenv("KVSIM_PLAIN_STEPS");
+  window.document()->set_program_options(catalog_env != nullptr ? catalog_env : "",
+                                         plain_env == nullptr || std::string(plain_env) != "1");
   const QStringList size = cli.value(size_opt).split(QLatin1Char('x'));
   if (size.size() == 2 && size[0].toInt() > 0 && size[1].toInt() > 0)
     window.resize(size[0].toInt(), size[1].toInt());

@@ -4,6 +4,8 @@
 #include <QFile>
 #include <QFileInfo>
 #include <exception>
+#include <string>
+#include <utility>
 
 #include "gui/models/yaml_edit.hpp"
 #include "sim/io/atomic_file.hpp"
@@ -42,9 +44,16 @@ scenario::LoadOptions ScenarioDocument::load_options(
     std::vector<scenario::Override> overrides) const {
   scenario::LoadOptions o;
   o.overrides = std::move(overrides);
+  o.catalog_dir = catalog_dir_;
+  o.fast_paths = fast_paths_;
   o.base_dir = path_.isEmpty() ? QDir::currentPath().toStdString()
                                : QFileInfo(path_).absolutePath().toStdString();
   return o;
+}
+
+void ScenarioDocument::set_program_options(std::string catalog_dir, bool fast_paths) {
+  catalog_dir_ = std::move(catalog_dir);
+  fast_paths_ = fast_paths;
 }
 
 bool ScenarioDocument::open(const QString& path) {

@@ -43,6 +43,10 @@ class ScenarioDocument : public QObject {
   // Name used in diagnostics, and load options whose relative paths resolve next to the file.
   std::string display_name() const;
   scenario::LoadOptions load_options(std::vector<scenario::Override> overrides = {}) const;
+  // What the program passes to every load (kvsim-gui's main reads KVSIM_CATALOG_DIR and
+  // KVSIM_PLAIN_STEPS): the catalog folder (empty: found next to the scenario) and the engines'
+  // fast paths. Set before open().
+  void set_program_options(std::string catalog_dir, bool fast_paths);
 
  signals:
   // The whole text was replaced by open() or set_value(): text views reload it.
@@ -59,6 +63,8 @@ class ScenarioDocument : public QObject {
   QString path_;
   bool modified_ = false;
   bool last_in_place_ = true;
+  std::string catalog_dir_;
+  bool fast_paths_ = true;
   QString last_error_;
   std::optional<scenario::Scenario> scenario_;
   std::vector<Diagnostic> diagnostics_;

@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <optional>
@@ -51,12 +52,27 @@ struct Source {
   std::string base_dir;
 };
 
+// The environment as the kvsim program reads it (sim/cli/command.cpp apply_environment), read
+// here at each call of the module, the libraries' entry: the catalog folder given, else
+// KVSIM_CATALOG_DIR; the engines' fast paths unless KVSIM_PLAIN_STEPS=1.
+std::string catalog_dir_or_environment(const std::string& given) {
+  if (!given.empty()) return given;
+  const char* env = std::getenv("KVSIM_CATALOG_DIR");
+  return env != nullptr ? env : "";
+}
+
+bool fast_paths_from_environment() {
+  const char* plain = std::getenv("KVSIM_PLAIN_STEPS");
+  return plain == nullptr || std::string(plain) != "1";
+}
+
 // What `--set PATH=VALUE` (each "PATH=VALUE" as the CLI's parse_override reads it) and
 // `--catalog DIR` give a command (sim/cli/command.cpp load_options).
 scenario::LoadOptions load_options(const std::vector<std::string>& sets, const std::string& catalog_dir) {
   scenario::LoadOptions lo;
   for (const auto& s : sets) lo.overrides.push_back(scenario::parse_override(s));
-  lo.catalog_dir = catalog_dir;
+  lo.catalog_dir = catalog_dir_or_environment(catalog_dir);
+  lo.fast_paths = fast_paths_from_environment();
   return lo;
 }
 
@@ -199,7 +215,7 @@ struct CurveRow {
 };
 
 std::vector<CurveRow> cache_curve(const CurveRequest& o) {
-  const auto cat = scenario::load_catalog_for(o.catalog_dir, "");
+  const auto cat = scenario::load_catalog_for(catalog_dir_or_environment(o.catalog_dir), "");
   const auto it = cat.models.find(o.model);
   if (it == cat.models.end()) throw InputError("", 0, 0, "model: no model '" + o.model + "' in the catalog");
   const double bytes_per_token = it->second.kv_bytes_per_token().as_double();
@@ -336,7 +352,7 @@ py::dict catalog(const std::string& dir) {
   scenario::Catalog cat;
   {
     const py::gil_scoped_release release;
-    cat = scenario::load_catalog_for(dir, "");
+    cat = scenario::load_catalog_for(catalog_dir_or_environment(dir), "");
   }
   py::dict out;
   out["dir"] = cat.dir;

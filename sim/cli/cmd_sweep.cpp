@@ -72,6 +72,7 @@ int cmd_sweep(const SweepCliOptions& o, const CommonOptions& co) {
   so.store_requests = o.store_requests;
   so.store_timeseries = o.store_timeseries;
   so.catalog_dir = co.catalog_dir;
+  so.fast_paths = co.fast_paths;
   for (const auto& s : co.sets) so.extra_overrides.push_back(scenario::parse_override(s));
   const auto runs = planner::plan_runs(spec, so);
   if (o.dry_run) return dry_run(spec, runs, so);

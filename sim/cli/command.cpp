@@ -1,5 +1,7 @@
 #include "sim/cli/command.hpp"
 
+#include <string>
+
 #include "sim/core/error.hpp"
 
 namespace kvsim::cli {
@@ -30,7 +32,15 @@ scenario::LoadOptions load_options(const CommonOptions& o) {
   scenario::LoadOptions lo;
   for (const auto& s : o.sets) lo.overrides.push_back(scenario::parse_override(s));
   lo.catalog_dir = o.catalog_dir;
+  lo.fast_paths = o.fast_paths;
   return lo;
+}
+
+void apply_environment(CommonOptions& o, const std::function<const char*(const char*)>& getenv) {
+  const char* catalog = getenv("KVSIM_CATALOG_DIR");
+  if (o.catalog_dir.empty() && catalog != nullptr) o.catalog_dir = catalog;
+  const char* plain = getenv("KVSIM_PLAIN_STEPS");
+  o.fast_paths = plain == nullptr || std::string(plain) != "1";
 }
 
 scenario::Catalog load_catalog(const CommonOptions& o) {

@@ -20,11 +20,19 @@ constexpr int kExitCheckFailed = 1;
 constexpr int kExitBadInput = 2;
 constexpr int kExitInternal = 3;
 
-// Options several commands share: --set overrides and --catalog.
+// Options several commands share: --set overrides and --catalog, and what main() reads from
+// the environment once: KVSIM_CATALOG_DIR (into catalog_dir when --catalog is not given) and
+// KVSIM_PLAIN_STEPS=1 (fast_paths off).
 struct CommonOptions {
   std::vector<std::string> sets;
   std::string catalog_dir;
+  bool fast_paths = true;
 };
+
+// Applies the environment to `o` after parsing: KVSIM_CATALOG_DIR, when set and --catalog is
+// not, becomes catalog_dir; KVSIM_PLAIN_STEPS=1 turns fast_paths off. main() passes
+// std::getenv.
+void apply_environment(CommonOptions& o, const std::function<const char*(const char*)>& getenv);
 
 struct Command {
   CLI::App* app = nullptr;

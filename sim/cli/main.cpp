@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <string>
@@ -57,6 +58,8 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : kExitBadInput;
   }
+  // The environment, read here once: the libraries take it as arguments.
+  apply_environment(common, [](const char* name) { return std::getenv(name); });
 
   try {
     for (const auto& c : commands) {

@@ -42,8 +42,8 @@ struct Simulation::Impl : workload::WorkloadContext {
   // Built.
   Scenario scenario;
   // Block ids for block hashes (the GPU prefix caches and the tiers index them); never reclaimed
-  // on the plain path (KVSIM_PLAIN_STEPS=1), so the fast-path test checks reclaiming against it.
-  engine::BlockIds block_ids{!engine::plain_steps_requested()};
+  // on the plain path (engine.fast_paths off), so the fast-path test checks reclaiming against it.
+  engine::BlockIds block_ids{scenario.engine.fast_paths};
   std::unique_ptr<models::ComputeModel> compute;
   std::vector<std::unique_ptr<engine::Engine>> engines;
   // KV offload: the hardware topology, the transfers over it and the tiers (offload_builder.hpp);
@@ -231,7 +231,7 @@ Simulation::Impl::Impl(const Scenario& s, std::unique_ptr<workload::Driver> cust
     throw InputError(std::move(ds));
   }
 
-  if (!engine::plain_steps_requested()) {
+  if (sc.engine.fast_paths) {
     prefix_names = driver->prefix_names(sc.engine.block_size);
     if (prefix_names) block_ids.set_first_id(prefix_names->size());
   }

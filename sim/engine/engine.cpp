@@ -1,9 +1,7 @@
 #include "sim/engine/engine.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <limits>
-#include <string>
 
 #include "sim/core/error.hpp"
 
@@ -17,12 +15,7 @@ Engine::Engine(const EngineConfig& config, std::int64_t num_gpu_blocks, std::int
       kv_(num_gpu_blocks, config.block_size, config.enable_prefix_caching, max_model_len) {
   KVSIM_ASSERT(config.block_size > 0, "block_size must be positive");
   KVSIM_ASSERT(config.max_num_batched_tokens > 0, "max_num_batched_tokens must be positive");
-  fast_paths_ = !plain_steps_requested();
-}
-
-bool plain_steps_requested() {
-  const char* plain = std::getenv("KVSIM_PLAIN_STEPS");
-  return plain != nullptr && std::string(plain) == "1";
+  fast_paths_ = config.fast_paths;
 }
 
 bool Engine::admission_blocked_anyway(const Request& r, std::span<const BlockId> hits, std::int64_t hit_tokens,

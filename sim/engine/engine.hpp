@@ -85,10 +85,6 @@ struct EngineCounters {
   std::int64_t external_loads = 0;       // requests that waited for a connector load
 };
 
-// Whether KVSIM_PLAIN_STEPS=1 is set: the reference path without the exact fast paths (Engine
-// reads it at construction; the simulation also keeps every block id bound then).
-bool plain_steps_requested();
-
 class Engine {
  public:
   Engine(const EngineConfig& config, std::int64_t num_gpu_blocks, std::int64_t max_model_len,
@@ -158,9 +154,9 @@ class Engine {
   int num_waiting() const { return static_cast<int>(waiting_.size()); }
   // Checks block accounting: every held block referenced, free count consistent (tests).
   void check_invariants() const;
-  // Whether the exact fast paths are on (default). The environment variable
-  // KVSIM_PLAIN_STEPS=1, read at construction, turns them off so every step takes the plain
-  // path; results are byte-identical either way (tests/scenario/fast_path_test.cpp).
+  // Whether the exact fast paths are on (EngineConfig::fast_paths, on by default); off, every
+  // step takes the plain path; results are byte-identical either way
+  // (tests/scenario/fast_path_test.cpp).
   bool fast_paths() const { return fast_paths_; }
   void set_fast_paths(bool on) {
     settle();

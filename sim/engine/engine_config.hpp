@@ -53,6 +53,11 @@ struct EngineConfig {
   // Time from a token leaving the engine to the client seeing it (API server, detokenize,
   // network), added to every streamed token.
   SimTime output_latency = 0;
+  // The engine's exact fast paths (decode stretches, skipped admission checks, reclaimed block
+  // ids); false takes the plain step-by-step path, with byte-identical results
+  // (tests/scenario/fast_path_test.cpp). A run option, not a scenario key: the loader sets it
+  // from LoadOptions::fast_paths.
+  bool fast_paths = true;
 };
 
 // The vLLM version "major.minor[.patch...]" as major x 1000 + minor (0.19 -> 19, 0.10.1.1 -> 10,

@@ -72,6 +72,7 @@ std::vector<PlannedRun> plan_runs(const SweepSpec& spec, const SweepOptions& opt
     lo.overrides.insert(lo.overrides.end(), options.extra_overrides.begin(),
                         options.extra_overrides.end());
     lo.catalog_dir = options.catalog_dir;
+    lo.fast_paths = options.fast_paths;
     const bool same = last != nullptr && last_scenario == point.scenario &&
                       last_overrides.size() == lo.overrides.size() &&
                       std::equal(lo.overrides.begin(), lo.overrides.end(), last_overrides.begin(),

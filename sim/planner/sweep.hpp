@@ -26,6 +26,7 @@ struct SweepOptions {
   bool store_timeseries = false;
   std::string catalog_dir;
   std::vector<scenario::Override> extra_overrides;  // --set on the command line, applied last
+  bool fast_paths = true;  // scenario::LoadOptions::fast_paths of every run
 };
 
 // One run of the shard, resolved.

@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -125,7 +124,6 @@ std::string installed_catalog_dir() {
 
 std::string resolve_catalog_dir(const std::string& given, const std::string& near_path) {
   if (!given.empty()) return given;
-  if (const char* env = std::getenv("KVSIM_CATALOG_DIR"); env != nullptr && *env != '\0') return env;
   std::string found = find_catalog_dir(near_path);
   if (!found.empty()) return found;
   found = installed_catalog_dir();

@@ -19,7 +19,8 @@ struct Catalog {
   std::string dir;  // the folder the files came from
 };
 
-// Reads <dir>/gpus.yaml and <dir>/models.yaml; a file that does not exist gives an empty map.
+// Reads <dir>/gpus.yaml, models.yaml, drives.yaml and storage.yaml; a file that does not exist
+// gives an empty map.
 // Throws InputError with every problem found (a missing folder, syntax, unknown keys, ...).
 Catalog load_catalog(const std::string& dir);
 
@@ -33,9 +34,10 @@ std::string find_catalog_dir(const std::string& near_path);
 // there is none (a build tree).
 std::string installed_catalog_dir();
 
-// The catalog folder a command uses, in this order: `given` (--catalog), the KVSIM_CATALOG_DIR
-// environment variable, find_catalog_dir(near_path), installed_catalog_dir(), the source tree's
-// scenarios/catalog (a build tree). Empty when none exists.
+// The catalog folder a command uses, in this order: `given`, find_catalog_dir(near_path),
+// installed_catalog_dir(), the source tree's scenarios/catalog (a build tree). Empty when none
+// exists. No environment is read here: the programs (kvsim, kvsim-gui, the Python module) give
+// --catalog, else the KVSIM_CATALOG_DIR environment variable, as `given`.
 std::string resolve_catalog_dir(const std::string& given, const std::string& near_path);
 
 // load_catalog(resolve_catalog_dir(given, near_path)); when no folder is found, an error

@@ -325,6 +325,7 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& dis
     decoder.report_at(*root, problem->path, problem->message);
     throw InputError(std::move(decoder.diagnostics()));
   }
+  scenario.engine.fast_paths = options.fast_paths;
   scenario.profiles_dir = choose_profiles_dir(options, catalog_dir);
   resolve_path(scenario.workload.input_file, base);
   resolve_path(scenario.workload.trace.file, base);

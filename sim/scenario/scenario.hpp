@@ -56,9 +56,10 @@ struct Override {
 
 struct LoadOptions {
   std::vector<Override> overrides;
-  // Folder holding gpus.yaml, models.yaml, ...; empty: the KVSIM_CATALOG_DIR environment
-  // variable, else a scenarios/catalog folder in the scenario file's folder or above it, else
-  // the source tree's scenarios/catalog.
+  // Folder holding gpus.yaml, models.yaml, ...; empty: a scenarios/catalog folder in the
+  // scenario file's folder or above it, else an installed kvsim's, else the source tree's
+  // scenarios/catalog (resolve_catalog_dir). The library reads no environment: the programs
+  // put --catalog, else KVSIM_CATALOG_DIR, here.
   std::string catalog_dir;
   // Folder that relative file paths in the scenario (workload.input_file, workload.trace.file)
   // and the catalog search start from; empty: the folder of the scenario file (for
@@ -73,6 +74,9 @@ struct LoadOptions {
   // problem at its key's line. false decodes and checks each key only: for tools that inspect or
   // edit a scenario that cannot run as it stands (Simulation still refuses it).
   bool check_deployment = true;
+  // The engines' exact fast paths (EngineConfig::fast_paths): false gives the plain
+  // step-by-step run, with the same results. The programs set it false for KVSIM_PLAIN_STEPS=1.
+  bool fast_paths = true;
 };
 
 // Throws InputError with every diagnostic found.

@@ -65,6 +65,9 @@ check "convert-sharegpt writes vLLM's conversation file" $?
 cmp -s "$work/a.json" "$work/b.json"; check "same seed -> byte-identical JSON" $?
 "$kvsim" run "$example" --format json --seed 7 >"$work/c.json"
 ! cmp -s "$work/a.json" "$work/c.json"; check "another seed -> different JSON" $?
+# KVSIM_PLAIN_STEPS=1, which kvsim reads and passes to the engines, gives the same results.
+KVSIM_PLAIN_STEPS=1 "$kvsim" run "$example" --format json >"$work/plain.json"
+cmp -s "$work/a.json" "$work/plain.json"; check "KVSIM_PLAIN_STEPS=1 -> byte-identical JSON" $?
 
 # 6. Prefix caching off gives a higher mean TTFT on the multi-turn workload.
 mean_ttft() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ttft_ms"]["mean"])' "$1"; }

@@ -1,15 +1,14 @@
-// The engine's exact fast paths (on by default; KVSIM_PLAIN_STEPS=1 at construction turns them
-// off) must not change a single result: for many scenarios and seeds, the per-request JSON, the
-// summary JSON, the step records and the usage samples of a run with the fast paths equal, byte
-// for byte, those of the plain step-by-step run. The cases cover the example, the seed
-// deployment's variants (VRAM only, host DRAM, network NVMe, decode blocks stored, LMCache),
-// both scheduling modes, a Mooncake trace on several servers with two tiers, and a
-// preemption-heavy engine with a tiny KV cache. Decode stretches (steps ended without the event
-// queue, counts written back late) are among the fast paths. The plain run also keeps every
-// block id bound for good, while the fast run reclaims the ids no one holds (BlockIds, from
-// 16,384 ids on), so the comparison checks the reclaiming too.
+// The engine's exact fast paths (on by default; LoadOptions::fast_paths = false, hence
+// EngineConfig::fast_paths, turns them off) must not change a single result: for many scenarios and
+// seeds, the per-request JSON, the summary JSON, the step records and the usage samples of a run
+// with the fast paths equal, byte for byte, those of the plain step-by-step run. The cases cover
+// the example, the seed deployment's variants (VRAM only, host DRAM, network NVMe, decode blocks
+// stored, LMCache), both scheduling modes, a Mooncake trace on several servers with two tiers, and
+// a preemption-heavy engine with a tiny KV cache. Decode stretches (steps ended without the event
+// queue, counts written back late) are among the fast paths. The plain run also keeps every block
+// id bound for good, while the fast run reclaims the ids no one holds (BlockIds, from 16,384 ids
+// on), so the comparison checks the reclaiming too.
 #include <gtest/gtest.h>
-#include <stdlib.h>  // setenv, unsetenv (POSIX)
 
 #include <functional>
 #include <memory>
@@ -51,14 +50,10 @@ Output run(const std::string& relative, const std::vector<Override>& overrides, 
   LoadOptions o;
   o.catalog_dir = kSource + "/scenarios/catalog";
   o.overrides = overrides;
+  o.fast_paths = !plain;
   const Scenario sc = load_scenario(kSource + "/" + relative, o);
-  if (plain) {
-    setenv("KVSIM_PLAIN_STEPS", "1", 1);
-  } else {
-    unsetenv("KVSIM_PLAIN_STEPS");
-  }
+  EXPECT_EQ(sc.engine.fast_paths, !plain);
   Simulation sim(sc, driver ? driver() : nullptr);
-  unsetenv("KVSIM_PLAIN_STEPS");
   Output out;
   std::ostringstream steps;
   io::TimeseriesCsvWriter step_writer(steps);

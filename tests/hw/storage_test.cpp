@@ -1,35 +1,105 @@
+// The drives and the storage node come from the catalog (scenarios/catalog/drives.yaml,
+// storage.yaml), the one place their figures are kept; the arithmetic in the comments below
+// states the figures it uses.
 #include "hw/storage.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <string>
+
+#include "../models/catalog_reader.hpp"
 #include "hw/pcie.hpp"
 #include "sim/core/error.hpp"
 
 namespace kvsim::hw {
 namespace {
 
-// Figures as docs/sources.md A6 lists them.
-TEST(Storage, DrivePresetsCarryTheirDatasheetFigures) {
-  const NvmeDriveSpec a = samsung_pm9a3();
-  EXPECT_EQ(a.read.value, 6.5e9);
-  EXPECT_EQ(a.write.value, 3.5e9);
+using kvsim::testing::CatalogEntry;
+using kvsim::testing::parse_quantity;
+using kvsim::testing::parse_time_ns;
+
+const std::string kCatalogDir = std::string(KVSIM_SOURCE_DIR) + "/scenarios/catalog";
+
+SimTime time_of(const CatalogEntry& e, const std::string& key) {
+  return static_cast<SimTime>(std::llround(parse_time_ns(e.at(key))));
+}
+
+// The drive whose keys are `prefix` + field in a catalog entry.
+NvmeDriveSpec drive_of(const CatalogEntry& e, const std::string& prefix) {
+  NvmeDriveSpec d;
+  d.name = e.count(prefix + "name") != 0 ? e.at(prefix + "name") : "";
+  d.read = BytesPerSec{parse_quantity(e.at(prefix + "read"))};
+  d.write = BytesPerSec{parse_quantity(e.at(prefix + "write"))};
+  d.read_latency = time_of(e, prefix + "read_latency");
+  d.write_latency = time_of(e, prefix + "write_latency");
+  d.read_iops = std::stod(e.at(prefix + "read_iops"));
+  d.write_iops = std::stod(e.at(prefix + "write_iops"));
+  d.queue_depth = std::stoi(e.at(prefix + "queue_depth"));
+  d.source = e.count(prefix + "source") != 0 ? e.at(prefix + "source") : "";
+  return d;
+}
+
+// An entry of drives.yaml.
+NvmeDriveSpec catalog_drive(const std::string& name) {
+  static const auto drives = kvsim::testing::read_catalog(kCatalogDir + "/drives.yaml");
+  NvmeDriveSpec d = drive_of(drives.at(name), "");
+  d.name = name;
+  return d;
+}
+
+// An entry of storage.yaml.
+StorageNodeSpec catalog_store(const std::string& name) {
+  static const auto nodes = kvsim::testing::read_catalog(kCatalogDir + "/storage.yaml");
+  const CatalogEntry& e = nodes.at(name);
+  StorageNodeSpec n;
+  n.name = name;
+  n.nic = BytesPerSec{parse_quantity(e.at("nic"))};
+  n.nic_latency = time_of(e, "nic_latency");
+  n.controller = BytesPerSec{parse_quantity(e.at("controller"))};
+  n.num_drives = std::stoi(e.at("num_drives"));
+  n.drive = drive_of(e, "drive.");
+  n.software_latency = time_of(e, "software_latency");
+  n.source = e.at("source");
+  return n;
+}
+
+// The catalog's drives carry the figures of docs/sources.md A6, with their sources.
+TEST(Storage, CatalogDrivesCarryTheirDatasheetFigures) {
+  const NvmeDriveSpec a = catalog_drive("samsung_pm9a3");
+  EXPECT_DOUBLE_EQ(a.read.value, 6.5e9);
+  EXPECT_DOUBLE_EQ(a.write.value, 3.5e9);
   EXPECT_EQ(a.read_iops, 900e3);
   EXPECT_EQ(a.write_iops, 200e3);
   EXPECT_EQ(a.read_latency, 80 * kMicrosecond);
+  EXPECT_EQ(a.write_latency, 30 * kMicrosecond);
+  EXPECT_EQ(a.queue_depth, 128);
   EXPECT_FALSE(a.source.empty());
-  const NvmeDriveSpec b = samsung_pm1743();
-  EXPECT_EQ(b.read.value, 13e9);
-  EXPECT_EQ(b.write.value, 6.6e9);
+  const NvmeDriveSpec b = catalog_drive("samsung_pm1743");
+  EXPECT_DOUBLE_EQ(b.read.value, 13e9);
+  EXPECT_DOUBLE_EQ(b.write.value, 6.6e9);
   EXPECT_EQ(b.read_iops, 2.5e6);
   EXPECT_EQ(b.write_iops, 250e3);
+  EXPECT_EQ(b.read_latency, 70 * kMicrosecond);
+  EXPECT_FALSE(b.source.empty());
   EXPECT_NO_THROW(validate(a, "a"));
   EXPECT_NO_THROW(validate(b, "b"));
+  // The storage node's drive is the PM9A3 entry, figure for figure.
+  const NvmeDriveSpec in_node = catalog_store("pliops-xdp-lightningai").drive;
+  EXPECT_EQ(in_node.name, a.name);
+  EXPECT_EQ(in_node.read, a.read);
+  EXPECT_EQ(in_node.write, a.write);
+  EXPECT_EQ(in_node.read_latency, a.read_latency);
+  EXPECT_EQ(in_node.write_latency, a.write_latency);
+  EXPECT_EQ(in_node.read_iops, a.read_iops);
+  EXPECT_EQ(in_node.write_iops, a.write_iops);
+  EXPECT_EQ(in_node.queue_depth, a.queue_depth);
 }
 
 // 1 GiB from a PM9A3: 80 us + 2^30 / 6.5e9 s = 80,000 + 165,191,049.85 -> 165,271,050 ns.
 // Writes: 30 us + 2^30 / 3.5e9 s = 30,000 + 306,783,378.29 -> 306,813,379 ns.
 TEST(Storage, DriveTimeIsLatencyPlusBytesOverBandwidth) {
-  const NvmeDriveSpec d = samsung_pm9a3();
+  const NvmeDriveSpec d = catalog_drive("samsung_pm9a3");
   EXPECT_EQ(nvme_read_time(d, kGiB), 165'271'050);
   EXPECT_EQ(nvme_write_time(d, kGiB), 306'813'379);
 }
@@ -38,7 +108,7 @@ TEST(Storage, DriveTimeIsLatencyPlusBytesOverBandwidth) {
 // are bandwidth-bound: 2 MiB x 900K is far above 6.5 GB/s. With one I/O in flight Little's law
 // binds: 4,096 B per 80 us = 51.2 MB/s.
 TEST(Storage, IoSizeDecidesBetweenIopsAndBandwidth) {
-  NvmeDriveSpec d = samsung_pm9a3();
+  NvmeDriveSpec d = catalog_drive("samsung_pm9a3");
   EXPECT_DOUBLE_EQ(nvme_read_rate(d, Bytes{4096}).value, 3.6864e9);
   EXPECT_DOUBLE_EQ(nvme_read_rate(d, 2 * kMiB).value, 6.5e9);
   // Writes: 200K x 4 KiB = 819.2 MB/s.
@@ -60,11 +130,11 @@ TEST(Storage, RdmaNicPresets) {
   EXPECT_EQ(l.both_busy_each.value, 0.0);
 }
 
-// The Pliops preset (all assumed): NIC 23, controller 25.2, 8 x PM9A3 = 52 read / 28 write, so
+// The Pliops entry (all assumed): NIC 23, controller 25.2, 8 x PM9A3 = 52 read / 28 write, so
 // the NIC bounds both: 23 GB/s. First byte 2 + 20 + 80 = 102 us read, 2 + 20 + 30 = 52 us write.
 // 1 GiB read: 102,000 + 2^30 / 23e9 s (46,684,427.13 -> 46,684,428) = 46,786,428 ns.
-TEST(Storage, PliopsAssumedPreset) {
-  const StorageNodeSpec p = pliops_xdp_lightningai_assumed();
+TEST(Storage, PliopsAssumedEntry) {
+  const StorageNodeSpec p = catalog_store("pliops-xdp-lightningai");
   EXPECT_NO_THROW(validate(p, "storage"));
   EXPECT_DOUBLE_EQ(storage_read_bandwidth(p).value, 23e9);
   EXPECT_DOUBLE_EQ(storage_write_bandwidth(p).value, 23e9);
@@ -79,7 +149,7 @@ TEST(Storage, PliopsAssumedPreset) {
 
 // Whichever of NIC, controller and drives is smallest bounds the node.
 TEST(Storage, NodeBandwidthIsTheSmallestStage) {
-  StorageNodeSpec p = pliops_xdp_lightningai_assumed();
+  StorageNodeSpec p = catalog_store("pliops-xdp-lightningai");
   p.num_drives = 1;
   EXPECT_DOUBLE_EQ(storage_read_bandwidth(p).value, 6.5e9);
   EXPECT_DOUBLE_EQ(storage_write_bandwidth(p).value, 3.5e9);
@@ -89,7 +159,7 @@ TEST(Storage, NodeBandwidthIsTheSmallestStage) {
 }
 
 TEST(Storage, BadSpecsAreInputErrors) {
-  StorageNodeSpec p = pliops_xdp_lightningai_assumed();
+  StorageNodeSpec p = catalog_store("pliops-xdp-lightningai");
   p.num_drives = 0;
   try {
     validate(p, "tiers.remote");
@@ -97,7 +167,7 @@ TEST(Storage, BadSpecsAreInputErrors) {
   } catch (const InputError& e) {
     EXPECT_EQ(e.diagnostics().at(0).path, "tiers.remote.num_drives");
   }
-  p = pliops_xdp_lightningai_assumed();
+  p = catalog_store("pliops-xdp-lightningai");
   p.drive.read = BytesPerSec{-1};
   try {
     validate(p, "s");
@@ -105,7 +175,7 @@ TEST(Storage, BadSpecsAreInputErrors) {
   } catch (const InputError& e) {
     EXPECT_EQ(e.diagnostics().at(0).path, "s.drive.read");
   }
-  NvmeDriveSpec d = samsung_pm9a3();
+  NvmeDriveSpec d = catalog_drive("samsung_pm9a3");
   d.queue_depth = 0;
   EXPECT_THROW(validate(d, "d"), InputError);
 }
@@ -116,8 +186,8 @@ struct Host {
   Topology t;
   NodeId gpu{}, host{}, drive{}, nic{}, sw{}, store{};
   LinkId pcie{};
-  StorageNodeSpec node = pliops_xdp_lightningai_assumed();
-  NvmeDriveSpec ssd = samsung_pm9a3();
+  StorageNodeSpec node = catalog_store("pliops-xdp-lightningai");
+  NvmeDriveSpec ssd = catalog_drive("samsung_pm9a3");
   explicit Host(const RdmaNicSpec& port) {
     gpu = t.add_node(NodeKind::kGpu, "gpu");
     host = t.add_node(NodeKind::kHost, "host");
@@ -200,7 +270,7 @@ TEST(Storage, ConcurrentRemoteReadsShareTheNode) {
   const NodeId kv = t.add_node(NodeKind::kStorageNode, "kv");
   t.add_link(h0, sw, rdma_link(rdma_nic_200g(), "h0"));
   t.add_link(h1, sw, rdma_link(rdma_nic_200g(), "h1"));
-  const StorageNodeSpec node = pliops_xdp_lightningai_assumed();
+  const StorageNodeSpec node = catalog_store("pliops-xdp-lightningai");
   const LinkId kv_link = attach_storage_node(t, sw, kv, node);
   t.seal();
   FlowNetwork net(t);

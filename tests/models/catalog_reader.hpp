@@ -1,9 +1,12 @@
 #pragma once
 // A minimal reader for the catalog files (scenarios/catalog/*.yaml) in tests, so that the
 // catalog numbers can be checked without the scenario decoder: top-level names at column 0,
-// their keys at two spaces, values that are plain scalars, double-quoted strings or one-line
-// flow maps ({gen: 4, lanes: 16}; flattened to "host_link.gen"). Comments are dropped.
-// Also parses the few unit spellings the catalog uses (GiB, MiB, B, GB/s, TFLOPS).
+// their keys at two spaces, values that are plain scalars, double-quoted strings, one-line
+// flow maps ({gen: 4, lanes: 16}; flattened to "host_link.gen") or a block map at four spaces
+// under a key with no value (a storage node's drive:; flattened to "drive.read"). Comments are
+// dropped. Also parses the few unit spellings the catalog uses (GiB, MiB, B, GB/s, TFLOPS; us,
+// ns, ms for times).
+#include <cstddef>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -43,6 +46,7 @@ inline Catalog read_catalog(const std::string& path) {
   Catalog out;
   std::string line;
   std::string current;
+  std::string parent;  // a key at two spaces with no value: the keys of its block at four
   while (std::getline(in, line)) {
     const std::string text = strip_comment(line);
     if (trim(text).empty()) continue;
@@ -50,12 +54,23 @@ inline Catalog read_catalog(const std::string& path) {
     if (colon == std::string::npos) throw std::runtime_error("no key in: " + line);
     if (text[0] != ' ') {
       current = trim(text.substr(0, colon));
+      parent.clear();
       out[current];
+      continue;
+    }
+    if (!parent.empty() && text.rfind("    ", 0) == 0 && text[4] != ' ') {
+      out[current][parent + "." + trim(text.substr(0, colon))] =
+          unquote(trim(text.substr(colon + 1)));
       continue;
     }
     if (text.rfind("  ", 0) != 0 || text[2] == ' ') throw std::runtime_error("bad indent: " + line);
     const std::string key = trim(text.substr(0, colon));
     const std::string value = trim(text.substr(colon + 1));
+    parent.clear();
+    if (value.empty()) {
+      parent = key;
+      continue;
+    }
     if (!value.empty() && value.front() == '{') {
       if (value.back() != '}') throw std::runtime_error("unterminated flow map: " + line);
       std::stringstream items(value.substr(1, value.size() - 2));
@@ -72,13 +87,14 @@ inline Catalog read_catalog(const std::string& path) {
   return out;
 }
 
-// "23.99GiB" -> bytes, "1008GB/s" -> bytes/s, "165.2TFLOPS" -> FLOP/s.
-inline double parse_quantity(const std::string& text) {
-  struct Unit {
-    const char* name;
-    double scale;
-  };
-  static const Unit units[] = {{"GiB", 1073741824.0}, {"MiB", 1048576.0}, {"GB/s", 1e9}, {"TFLOPS", 1e12}, {"B", 1.0}};
+struct UnitScale {
+  const char* name;
+  double scale;
+};
+
+// The number before the first of `units` that ends `text`, times that unit's scale.
+template <std::size_t N>
+double parse_with_units(const std::string& text, const UnitScale (&units)[N]) {
   for (const auto& u : units) {
     const std::string name = u.name;
     if (text.size() > name.size() &&
@@ -87,6 +103,19 @@ inline double parse_quantity(const std::string& text) {
     }
   }
   throw std::runtime_error("no known unit in: " + text);
+}
+
+// "23.99GiB" -> bytes, "1008GB/s" -> bytes/s, "165.2TFLOPS" -> FLOP/s.
+inline double parse_quantity(const std::string& text) {
+  static const UnitScale units[] = {
+      {"GiB", 1073741824.0}, {"MiB", 1048576.0}, {"GB/s", 1e9}, {"TFLOPS", 1e12}, {"B", 1.0}};
+  return parse_with_units(text, units);
+}
+
+// "80us" -> 80,000 ns; also "ns" and "ms".
+inline double parse_time_ns(const std::string& text) {
+  static const UnitScale units[] = {{"ns", 1.0}, {"us", 1e3}, {"ms", 1e6}};
+  return parse_with_units(text, units);
 }
 
 }  // namespace kvsim::testing

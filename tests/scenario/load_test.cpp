@@ -493,8 +493,9 @@ TEST(Diagnostics, SyntaxErrorHasItsMark) {
   EXPECT_EQ(e.rfind("t.yaml:3:1: error: YAML syntax: ", 0), 0u) << e;
 }
 
-// The catalog folder: the option first, then KVSIM_CATALOG_DIR, then scenarios/catalog above
-// the scenario file.
+// The catalog folder: the option first, then scenarios/catalog above the scenario file. The
+// library reads no environment: KVSIM_CATALOG_DIR is the programs' to read and pass as the
+// option (sim/cli/command.cpp apply_environment), so setting it here changes nothing.
 TEST(Catalog, SearchOrder) {
   TempDir tmp("search");
   const std::string gpu_entry =
@@ -526,12 +527,59 @@ TEST(Catalog, SearchOrder) {
   }
   {
     ScopedEnv env("KVSIM_CATALOG_DIR", (tmp.path() / "env-catalog").c_str());
-    EXPECT_EQ(gpu_error({}),
-              "unknown preset 'walkup-gpu' (valid: env-gpu)");  // the environment wins
+    EXPECT_EQ(gpu_error({}), "found");  // the environment is not read
     LoadOptions o;
-    o.catalog_dir = kCatalog;  // the option wins over the environment
+    o.catalog_dir = (tmp.path() / "env-catalog").string();  // as a program passes it
+    EXPECT_EQ(gpu_error(o), "unknown preset 'walkup-gpu' (valid: env-gpu)");
+    o.catalog_dir = kCatalog;
     EXPECT_EQ(gpu_error(o), "unknown preset 'walkup-gpu' (valid: h100-sxm, rtx4090)");
   }
+}
+
+// The catalog is the one source of drive and storage-node figures (no preset is defined in
+// C++): a store from storage.yaml that names no `drive:` of its own gets its entry's drive,
+// the figures of drives.yaml's samsung_pm9a3; a local drive by preset gets the same; a key
+// beside the preset overrides one figure and keeps the others.
+TEST(Catalog, StorageFiguresComeFromTheCatalog) {
+  const std::string real = std::string(KVSIM_SOURCE_DIR) + "/scenarios/catalog";
+  const Catalog cat = load_catalog(real);
+  const hw::NvmeDriveSpec& pm9a3 = cat.drives.at("samsung_pm9a3");
+  auto expect_pm9a3 = [&](const hw::NvmeDriveSpec& d) {
+    EXPECT_EQ(d.name, "samsung_pm9a3");
+    EXPECT_EQ(d.read, pm9a3.read);
+    EXPECT_EQ(d.write, pm9a3.write);
+    EXPECT_EQ(d.read_latency, pm9a3.read_latency);
+    EXPECT_EQ(d.write_latency, pm9a3.write_latency);
+    EXPECT_EQ(d.read_iops, pm9a3.read_iops);
+    EXPECT_EQ(d.write_iops, pm9a3.write_iops);
+    EXPECT_EQ(d.queue_depth, pm9a3.queue_depth);
+  };
+  // drives.yaml's figures (docs/sources.md A6).
+  EXPECT_EQ(pm9a3.read.value, 6.5e9);
+  EXPECT_EQ(pm9a3.read_latency, 80 * kMicrosecond);
+  EXPECT_EQ(pm9a3.queue_depth, 128);
+
+  LoadOptions o;
+  o.catalog_dir = real;
+  o.overrides = {parse_override("hardware.remote_store={preset: pliops-xdp-lightningai}"),
+                 parse_override("hardware.servers.0.local_nvme={drive: {preset: samsung_pm9a3}}")};
+  const Scenario s = load(kBase, o);
+  ASSERT_TRUE(s.hardware.remote_store.has_value());
+  const hw::StorageNodeSpec& store = *s.hardware.remote_store;
+  const hw::StorageNodeSpec& entry = cat.storage.at("pliops-xdp-lightningai");
+  EXPECT_EQ(store.nic, entry.nic);
+  EXPECT_EQ(store.nic.value, 23e9);
+  EXPECT_EQ(store.controller, entry.controller);
+  EXPECT_EQ(store.num_drives, 8);
+  EXPECT_EQ(store.software_latency, 20 * kMicrosecond);
+  expect_pm9a3(store.drive);
+  ASSERT_TRUE(s.hardware.servers[0].local_nvme.has_value());
+  expect_pm9a3(s.hardware.servers[0].local_nvme->drive);
+
+  o.overrides.push_back(parse_override("hardware.remote_store.drive.read=5GB/s"));
+  const Scenario faster = load(kBase, o);
+  EXPECT_EQ(faster.hardware.remote_store->drive.read.value, 5e9);
+  EXPECT_EQ(faster.hardware.remote_store->drive.write, pm9a3.write);
 }
 
 // The catalog files are decoded with the same tables: their problems carry their own file.
