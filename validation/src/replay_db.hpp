@@ -1,6 +1,7 @@
 #pragma once
 // Measured runs (kvsim replay) and kvsim's predictions of them (kvsim validate) in the
-// planner's SQLite results database (kvsim/planner/results_db.hpp; docs/sweeps.md, schema 2).
+// planner's SQLite results database, through planner::ResultsDb (sim/planner/results_db.hpp
+// states the schema; version 2).
 //   measured run:  runs.source = 'measured', sweep 'replay', the scenario replayed; its requests
 //                  (every one, failed ones with their `error`) are committed one by one as they
 //                  end, so an interrupted replay keeps them (its row then stays 'running'); the
