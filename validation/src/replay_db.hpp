@@ -40,7 +40,7 @@ class MeasuredRunWriter {
   MeasuredRunWriter& operator=(const MeasuredRunWriter&) = delete;
 
   void add(const ReplayRecord& record);  // committed at once
-  void finish(const ReplayRun& run);      // the summary; status done
+  void finish(const ReplayRun& run);     // the summary; status done
   std::int64_t written() const { return written_; }
 
  private:
