@@ -1,8 +1,8 @@
 #pragma once
-// A planner results database (SQLite, docs/sweeps.md) as a read-only table: one row per run,
-// the runs table's columns followed by the run's summary figures. The file is opened read-only
-// and must carry kvsim's PRAGMA application_id ("kvsm"); anything else is refused with a message
-// that says what the file is.
+// A planner results database (schema: sim/planner/results_db.hpp) as a read-only table: one row
+// per run, the runs table's columns followed by the run's summary figures, read through
+// planner::ResultsDb::runs (the database opened kReadOnly). The file must carry kvsim's PRAGMA
+// application_id ("kvsm"); anything else is refused with a message that says what the file is.
 #include <QAbstractTableModel>
 #include <QString>
 #include <QStringList>

@@ -1,18 +1,67 @@
 #pragma once
 // The sweep results database: one SQLite file (WAL journal, busy timeout) holding every run
 // of every sweep written into it, keyed by run key (hash of the resolved scenario and seed).
-// Tables: runs, summaries (one column per summary figure), requests and timeseries (optional
-// per-run detail), schema_version; PRAGMA user_version holds the schema version and
-// PRAGMA application_id marks the file as kvsim's. docs/sweeps.md documents the schema.
+// This class is the only code that reads or writes it: the planner (sweeps, maps, merge), the
+// validation (kvsim replay / validate) and the GUI's results browser (ResultsDb::runs) all go
+// through it. The SQL lives in results_db*.cpp: results_db_schema.cpp (creation, migrations,
+// version checks), results_db_claims.cpp (claims and statuses), results_db.cpp (opening, writes
+// of results), results_db_query.cpp (reads), results_db_merge.cpp (merge of databases).
 //
 // Crash safety: a run is claimed ('running') in one transaction and its results are written,
 // with status 'done', in another; a killed process leaves only 'running' rows, which the next
 // sweep re-runs. Several processes may write one database at once (SQLite locking).
 // Nothing is ever deleted. Thread-safe: calls are serialised inside.
+//
+// Schema (version kSchemaVersion = 2). PRAGMA application_id is kApplicationId ("kvsm"),
+// PRAGMA user_version the schema version.
+//
+//   runs: one row per run key.
+//     id                INTEGER PRIMARY KEY  local id (differs between databases; join on it,
+//                                            compare on run_key)
+//     run_key           TEXT UNIQUE          SHA-256 of the resolved scenario YAML and seed
+//                                            (run_key.hpp); measured-... / predicted-... for
+//                                            validation rows (validation/src/replay_db.hpp)
+//     sweep             TEXT                 the sweep that ran it first (replay, validate for
+//                                            validation rows)
+//     run_index         INTEGER              its index in that sweep's expansion
+//     base_scenario     TEXT                 the base scenario file
+//     overrides         TEXT                 JSON object of the overrides applied,
+//                                            {"path": "value", ...} in order
+//     scenario_name     TEXT                 the scenario's name
+//     scenario_yaml     TEXT                 the resolved scenario, every field
+//     seed              INTEGER              the run's root seed
+//     kvsim_version     TEXT                 the kvsim that ran it
+//     status            TEXT                 'running', 'done' or 'failed'
+//     error             TEXT                 why it failed, else NULL
+//     started_at        TEXT                 UTC, ISO 8601 with milliseconds (metadata only)
+//     ended_at          TEXT                 likewise; NULL while running
+//     host, pid         TEXT, INTEGER        the process that claimed it last
+//     attempts          INTEGER              how many times it was claimed
+//     source            TEXT                 'simulated' or 'measured' (kvsim replay); schema 2
+//     measured_run_key  TEXT                 for a prediction of a measured run (kvsim
+//                                            validate), that run's key, else NULL; schema 2
+//   summaries: one row per done run: run_id (= runs.id) and one column per figure of the
+//     summary (summary_cells: every key of the summary JSON, metric objects flattened as
+//     <metric>_<stat>, tier_<kind>_<figure>, link_<kind>_<figure>); NULL where a run has no
+//     such tier or the figure is undefined. Text columns are TEXT, the others NUMERIC. A kvsim
+//     with new figures adds their columns as it writes them (ALTER TABLE ... ADD COLUMN).
+//   requests (optional detail): run_id, request_index (completion order) and every key of the
+//     request JSON (io::write_requests_json); a measured run's rows also carry `error` (NULL
+//     when the request succeeded).
+//   timeseries (optional detail): run_id, step and the columns of the time-series CSV
+//     (io::TimeseriesCsvWriter::kHeader).
+//   results: a view of the done runs joined with their summaries, with sweep, run_index,
+//     run_key and overrides in front of the summary columns.
+//   schema_version: one row per migration applied (version, applied_at, kvsim_version,
+//     description).
+//
+// Migrations only add (tables, columns, indexes, views); opening an older file for writing
+// applies them in one transaction. A file of a newer schema is refused.
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -71,11 +120,62 @@ struct MergeStats {
   std::int64_t skipped = 0;    // 'running' rows (unfinished) and failed duplicates
 };
 
+// One value read from the database, with its SQLite storage class.
+struct DbValue {
+  enum class Kind { kNull, kInt, kReal, kText, kBlob };
+  Kind kind = Kind::kNull;
+  std::int64_t i = 0;  // kInt
+  double d = 0;        // kReal
+  std::string text;    // kText; a blob's bytes
+  bool operator==(const DbValue&) const = default;
+};
+
+// A condition on one column of ResultsDb::runs' result (a runs or a summaries column).
+struct RunFilter {
+  enum class Op {
+    kEq,        // equal (NULL value: the cell is NULL)
+    kNe,        // not equal (NULL value: the cell is not NULL)
+    kLt,        // below
+    kLe,        // at most
+    kGt,        // above
+    kGe,        // at least
+    kContains,  // the cell as text contains value.text (case-sensitive)
+  };
+  std::string column;
+  Op op = Op::kEq;
+  DbValue value;  // compared as SQLite compares: numbers with numbers, text with text
+};
+
+// What ResultsDb::runs reads. Every field is optional: a default query reads every run.
+struct RunQuery {
+  std::vector<RunFilter> filters;  // all must hold; a comparison with a NULL cell fails
+  std::string sort_column;         // empty: the order the runs were first written
+  bool descending = false;         // NULL sorts first ascending, last descending
+  std::int64_t limit = -1;         // at most this many rows; negative: all
+  // Only runs with these keys (any number; keys not in the database match nothing, an empty
+  // list matches no run); absent: every run.
+  std::optional<std::vector<std::string>> run_keys;
+  std::set<std::string> omit_columns;  // left out of the result (wide text: scenario_yaml)
+};
+
+// One row per run: the runs table's columns as the file has them, then the summary columns
+// that the runs table has not (run_id left out); NULL summary cells for runs not done.
+struct RunTable {
+  std::vector<std::string> columns;
+  std::vector<std::vector<DbValue>> rows;  // each as long as columns
+  // Index of a column, -1 if absent.
+  int column_index(const std::string& name) const;
+};
+
 class ResultsDb {
  public:
-  enum class Mode { kCreate, kExisting };
-  // Opens (kCreate: creating if missing) and checks the file is a kvsim database of a schema
-  // this kvsim knows, migrating an older one. Throws InputError on anything else.
+  // kCreate: opens for writing, creating the file if missing; kExisting: opens an existing file
+  // for writing; both check that it is a kvsim database of a schema this kvsim knows and
+  // migrate an older one. kReadOnly: opens an existing file read-only, checks only
+  // PRAGMA application_id and never writes (no migration, no journal change), for browsing
+  // with runs() whatever layout the file has. Throws InputError naming the file on anything
+  // else.
+  enum class Mode { kCreate, kExisting, kReadOnly };
   ResultsDb(std::string path, Mode mode);
   ~ResultsDb();
   ResultsDb(const ResultsDb&) = delete;
@@ -106,6 +206,11 @@ class ResultsDb {
   std::map<std::string, std::map<std::string, double>> done_summaries(
       const std::vector<std::string>& run_keys);
 
+  // The runs that `query` selects with their summaries, for browsing (the GUI's results
+  // table). Throws InputError naming the file when the file has no runs table, a filter or the
+  // sort names a column it does not have, or run keys are given and runs has no run_key column.
+  RunTable runs(const RunQuery& query);
+
   // Copies the runs of another database into this one: new keys are added, a done run
   // replaces a failed one, identical done runs are kept once; a done run whose content
   // (scenario, seed or any summary value) differs is a conflict (InputError, nothing written).
@@ -115,6 +220,10 @@ class ResultsDb {
 
  private:
   void open_and_migrate(Mode mode);
+  void open_read_only();
+  // Ends a run that is 'running' and ours with `status` ('done' or 'failed') and `error` (NULL
+  // when null); false when the row is not ours. Inside the caller's transaction and lock.
+  bool end_run(std::int64_t run_id, const std::string& status, const std::string* error);
   void ensure_columns(const std::string& table,
                       const std::vector<std::pair<std::string, std::string>>& cols);
 
@@ -127,14 +236,10 @@ class ResultsDb {
 };
 
 // The summary's figures as (column, value) pairs: every key of the summary JSON
-// (io::write_summary_json), metric objects flattened as <metric>_<stat> (ttft_ms_p90).
-struct Cell {
-  enum class Kind { kNull, kInt, kReal, kText };
+// (io::write_summary_json), metric objects flattened as <metric>_<stat> (ttft_ms_p90). Never a
+// blob.
+struct Cell : DbValue {
   std::string column;
-  Kind kind = Kind::kNull;
-  std::int64_t i = 0;
-  double d = 0;
-  std::string text;
 };
 std::vector<Cell> summary_cells(const io::Summary& summary, const io::RunInfo& info);
 

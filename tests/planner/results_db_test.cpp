@@ -1,5 +1,6 @@
 // The results database: schema and its version, refusal of foreign or newer files, the
-// claim / done / failed life of a run, crash recovery, two writing processes, and merging.
+// claim / done / failed life of a run, crash recovery, two writing processes, merging, and the
+// read API (ResultsDb::runs: filters, sort, limit, run keys).
 #include "sim/planner/results_db.hpp"
 
 #include <gtest/gtest.h>
@@ -93,7 +94,8 @@ TEST(ResultsDb, CreatesTheVersionedSchema) {
     EXPECT_EQ(query_int(db.handle(), "PRAGMA user_version"), kSchemaVersion);
     EXPECT_EQ(query_int(db.handle(), "PRAGMA application_id"), kApplicationId);
     EXPECT_EQ(query_text(db.handle(), "PRAGMA journal_mode"), "wal");
-    EXPECT_EQ(query_int(db.handle(), "SELECT count(*) FROM schema_version"), kSchemaVersion);  // one per migration
+    EXPECT_EQ(query_int(db.handle(), "SELECT count(*) FROM schema_version"),
+              kSchemaVersion);  // one per migration
   }
   ResultsDb again(path, ResultsDb::Mode::kExisting);  // no second migration
   EXPECT_EQ(query_int(again.handle(), "SELECT count(*) FROM schema_version"), kSchemaVersion);
@@ -321,6 +323,233 @@ TEST(ResultsDb, MergeCompletesAFailedRun) {
   EXPECT_EQ(s.replaced, 1);
   EXPECT_EQ(query_text(merged.handle(), "SELECT status FROM runs WHERE run_key = 'r'"), "done");
   EXPECT_EQ(query_int(merged.handle(), "SELECT ttft_ms_min FROM summaries"), 7);
+}
+
+// The read API (ResultsDb::runs) on runs the test writes: three done runs with first-token
+// times 30, 10 and 20 ms (written in that order) and a failed one.
+void write_runs(const std::string& path) {
+  ResultsDb db(path, ResultsDb::Mode::kCreate);
+  record(db, "a", 30);
+  record(db, "b", 10);
+  record(db, "it's", 20);
+  const Claim f = db.claim(identity("f", 3), {});
+  ASSERT_TRUE(db.record_failed(f.run_id, "boom"));
+}
+
+// The values of one column, run keys and text as they are, numbers as text ("NULL" for null).
+std::vector<std::string> column_of(const RunTable& t, const std::string& column) {
+  const int c = t.column_index(column);
+  EXPECT_GE(c, 0) << column;
+  std::vector<std::string> out;
+  if (c < 0) return out;
+  for (const auto& row : t.rows) {
+    const DbValue& v = row[static_cast<std::size_t>(c)];
+    switch (v.kind) {
+      case DbValue::Kind::kNull:
+        out.emplace_back("NULL");
+        break;
+      case DbValue::Kind::kInt:
+        out.push_back(std::to_string(v.i));
+        break;
+      case DbValue::Kind::kReal: {
+        std::ostringstream os;
+        os << v.d;
+        out.push_back(os.str());
+        break;
+      }
+      default:
+        out.push_back(v.text);
+    }
+  }
+  return out;
+}
+
+using Keys = std::vector<std::string>;
+
+std::string runs_error(const std::string& path, const RunQuery& q) {
+  try {
+    ResultsDb(path, ResultsDb::Mode::kReadOnly).runs(q);
+  } catch (const InputError& e) {
+    return e.diagnostics().front().to_string();
+  }
+  return "";
+}
+
+TEST(ResultsDbRuns, ReadsBackWhatThePlannerWrote) {
+  const auto path = temp_path("runs_read.db");
+  write_runs(path);
+  ResultsDb db(path, ResultsDb::Mode::kReadOnly);
+  const RunTable t = db.runs({});
+  ASSERT_EQ(t.rows.size(), 4U);
+  for (const auto& row : t.rows) EXPECT_EQ(row.size(), t.columns.size());
+  EXPECT_EQ(column_of(t, "run_key"), (Keys{"a", "b", "it's", "f"}));  // the order written
+  EXPECT_EQ(column_of(t, "status"), (Keys{"done", "done", "done", "failed"}));
+  EXPECT_EQ(column_of(t, "error"), (Keys{"NULL", "NULL", "NULL", "boom"}));
+  EXPECT_EQ(column_of(t, "seed"), (Keys{"3", "3", "3", "3"}));
+  // Summary figures follow the runs' columns; a run that is not done has none.
+  EXPECT_GT(t.column_index("ttft_ms_min"), t.column_index("measured_run_key"));
+  EXPECT_EQ(t.column_index("run_id"), -1);
+  EXPECT_EQ(column_of(t, "ttft_ms_min"), (Keys{"30", "10", "20", "NULL"}));
+  EXPECT_EQ(column_of(t, "ttft_ms_max"), (Keys{"60", "20", "40", "NULL"}));
+  io::RunInfo info;
+  const io::Summary s = summary_of(30, 60, info);
+  const DbValue rps = t.rows[0][static_cast<std::size_t>(t.column_index("requests_per_sec"))];
+  ASSERT_EQ(rps.kind, DbValue::Kind::kReal);
+  EXPECT_EQ(rps.d, s.requests_per_sec);
+  EXPECT_EQ(column_of(t, "scenario_yaml")[0], "name: name\n");
+
+  RunQuery narrow;
+  narrow.omit_columns = {"scenario_yaml", "host"};
+  const RunTable n = db.runs(narrow);
+  EXPECT_EQ(n.column_index("scenario_yaml"), -1);
+  EXPECT_EQ(n.column_index("host"), -1);
+  EXPECT_EQ(n.columns.size(), t.columns.size() - 2);
+  EXPECT_EQ(column_of(n, "ttft_ms_min"), (Keys{"30", "10", "20", "NULL"}));
+}
+
+TEST(ResultsDbRuns, FiltersSortsAndLimits) {
+  const auto path = temp_path("runs_filter.db");
+  write_runs(path);
+  ResultsDb db(path, ResultsDb::Mode::kReadOnly);
+  const auto keys = [&](const RunQuery& q) { return column_of(db.runs(q), "run_key"); };
+  const auto text = [](const char* s) {
+    DbValue v;
+    v.kind = DbValue::Kind::kText;
+    v.text = s;
+    return v;
+  };
+  const auto number = [](std::int64_t x) {
+    DbValue v;
+    v.kind = DbValue::Kind::kInt;
+    v.i = x;
+    return v;
+  };
+  RunQuery q;
+  q.filters = {{"status", RunFilter::Op::kEq, text("done")}};
+  EXPECT_EQ(keys(q), (Keys{"a", "b", "it's"}));
+  q.filters = {{"ttft_ms_min", RunFilter::Op::kGe, number(20)}};
+  EXPECT_EQ(keys(q), (Keys{"a", "it's"}));
+  q.filters = {{"ttft_ms_min", RunFilter::Op::kLt, number(20)}};
+  EXPECT_EQ(keys(q), (Keys{"b"}));
+  q.filters = {{"ttft_ms_max", RunFilter::Op::kLe, number(40)},
+               {"ttft_ms_max", RunFilter::Op::kGt, number(20)}};
+  EXPECT_EQ(keys(q), (Keys{"it's"}));
+  q.filters = {{"run_key", RunFilter::Op::kNe, text("a")}};
+  EXPECT_EQ(keys(q), (Keys{"b", "it's", "f"}));
+  q.filters = {{"run_key", RunFilter::Op::kContains, text("'")}};  // bound, not spliced
+  EXPECT_EQ(keys(q), (Keys{"it's"}));
+  q.filters = {{"ttft_ms_min", RunFilter::Op::kEq, DbValue{}}};
+  EXPECT_EQ(keys(q), (Keys{"f"}));
+  q.filters = {{"ttft_ms_min", RunFilter::Op::kNe, DbValue{}}};
+  EXPECT_EQ(keys(q), (Keys{"a", "b", "it's"}));
+
+  q.filters.clear();
+  q.sort_column = "ttft_ms_min";
+  EXPECT_EQ(keys(q), (Keys{"f", "b", "it's", "a"}));  // NULL first
+  q.descending = true;
+  EXPECT_EQ(keys(q), (Keys{"a", "it's", "b", "f"}));
+  q.limit = 2;
+  EXPECT_EQ(keys(q), (Keys{"a", "it's"}));
+  q.limit = 0;
+  EXPECT_TRUE(keys(q).empty());
+  q.limit = -1;
+  q.sort_column = "status";  // ties keep the order written
+  q.descending = false;
+  EXPECT_EQ(keys(q), (Keys{"a", "b", "it's", "f"}));
+  q.filters = {{"status", RunFilter::Op::kEq, text("done")}};
+  q.sort_column = "ttft_ms_max";
+  q.limit = 1;
+  EXPECT_EQ(keys(q), (Keys{"b"}));
+
+  // A column the file does not have is an error naming the file and the column.
+  RunQuery bad;
+  bad.sort_column = "no_such";
+  std::string e = runs_error(path, bad);
+  EXPECT_NE(e.find(path), std::string::npos) << e;
+  EXPECT_NE(e.find("no column no_such"), std::string::npos) << e;
+  bad.sort_column.clear();
+  bad.filters = {{"nope", RunFilter::Op::kEq, number(1)}};
+  e = runs_error(path, bad);
+  EXPECT_NE(e.find("no column nope"), std::string::npos) << e;
+  bad.filters = {{"ttft_ms_min", RunFilter::Op::kLt, DbValue{}}};
+  EXPECT_NE(runs_error(path, bad).find("NULL"), std::string::npos);
+}
+
+TEST(ResultsDbRuns, KeepsTheRunsOfTheGivenKeys) {
+  const auto path = temp_path("runs_keys.db");
+  write_runs(path);
+  ResultsDb db(path, ResultsDb::Mode::kReadOnly);
+  const auto keys = [&](const RunQuery& q) { return column_of(db.runs(q), "run_key"); };
+  RunQuery q;
+  q.run_keys = Keys{"it's", "b", "unknown"};
+  EXPECT_EQ(keys(q), (Keys{"b", "it's"}));  // the order written, not the list's
+  q.sort_column = "ttft_ms_min";
+  q.descending = true;
+  EXPECT_EQ(keys(q), (Keys{"it's", "b"}));
+  q.run_keys = Keys{};  // no keys: no runs
+  EXPECT_TRUE(keys(q).empty());
+  q.run_keys.reset();  // no key filter: every run
+  EXPECT_EQ(keys(q).size(), 4U);
+
+  // More keys than SQLite binds parameters in one statement: the connection's limit is lowered
+  // from its default (32766) so that the list stays small.
+  sqlite3_limit(db.handle(), SQLITE_LIMIT_VARIABLE_NUMBER, 50);
+  const int limit = sqlite3_limit(db.handle(), SQLITE_LIMIT_VARIABLE_NUMBER, -1);
+  ASSERT_EQ(limit, 50);
+  Keys many;
+  for (int i = 0; i <= limit; ++i) many.push_back("missing-" + std::to_string(i));
+  many.emplace_back("f");
+  many.emplace_back("a");
+  ASSERT_GT(many.size(), static_cast<std::size_t>(limit));
+  q.run_keys = many;
+  q.sort_column.clear();
+  EXPECT_EQ(keys(q), (Keys{"a", "f"}));
+}
+
+TEST(ResultsDbRuns, ReadOnlyOpenNamesWhatTheFileIsAndChangesNothing) {
+  const auto error = [](const std::string& path) {
+    try {
+      ResultsDb db(path, ResultsDb::Mode::kReadOnly);
+    } catch (const InputError& e) {
+      return e.diagnostics().front().to_string();
+    }
+    return std::string();
+  };
+  const auto missing = temp_path("ro_missing.db");
+  EXPECT_NE(error(missing).find("no such file"), std::string::npos);
+  const auto text = temp_path("ro_text.db");
+  std::ofstream(text) << std::string(4096, 'x');
+  const std::string e = error(text);
+  EXPECT_NE(e.find(text), std::string::npos) << e;
+  EXPECT_NE(e.find("not an SQLite database"), std::string::npos) << e;
+
+  const auto other = temp_path("ro_other.db");
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(other.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE runs(id INTEGER)", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  EXPECT_NE(error(other).find("another application"), std::string::npos);
+
+  // A kvsim file of an older, hand-made layout is read as it is: no migration.
+  const auto old = temp_path("ro_old.db");
+  ASSERT_EQ(sqlite3_open(old.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw,
+                         "PRAGMA application_id = 1802924909; CREATE TABLE runs(run_id INTEGER, "
+                         "run_key TEXT); INSERT INTO runs VALUES (7, 'k');",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  {
+    ResultsDb db(old, ResultsDb::Mode::kReadOnly);
+    const RunTable t = db.runs({});
+    EXPECT_EQ(t.columns, (Keys{"run_id", "run_key"}));
+    EXPECT_EQ(column_of(t, "run_id"), (Keys{"7"}));
+  }
+  ASSERT_EQ(sqlite3_open(old.c_str(), &raw), SQLITE_OK);
+  EXPECT_EQ(query_int(raw, "PRAGMA user_version"), 0);
+  EXPECT_EQ(query_int(raw, "SELECT count(*) FROM sqlite_master"), 1);
+  sqlite3_close(raw);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 // Measured runs (kvsim replay) and kvsim's predictions of them (kvsim validate) in the
-// planner's SQLite results database (sim/planner/results_db.hpp; docs/sweeps.md, schema 2).
+// planner's SQLite results database, through planner::ResultsDb (sim/planner/results_db.hpp
+// states the schema; version 2).
 //   measured run:  runs.source = 'measured', sweep 'replay', the scenario replayed; its requests
 //                  (every one, failed ones with their `error`) are committed one by one as they
 //                  end, so an interrupted replay keeps them (its row then stays 'running'); the
@@ -39,7 +40,7 @@ class MeasuredRunWriter {
   MeasuredRunWriter& operator=(const MeasuredRunWriter&) = delete;
 
   void add(const ReplayRecord& record);  // committed at once
-  void finish(const ReplayRun& run);      // the summary; status done
+  void finish(const ReplayRun& run);     // the summary; status done
   std::int64_t written() const { return written_; }
 
  private:
