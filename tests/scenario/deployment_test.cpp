@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "sim/core/error.hpp"
@@ -15,33 +17,13 @@ namespace {
 
 const std::string kCatalog = std::string(KVSIM_TEST_DATA_DIR) + "/fixtures/scenarios/catalog";
 
-// Line numbers below count from the first line of this text (1-based).
-const std::string kBase = R"(name: t
-hardware:
-  servers:
-    - gpu: {preset: rtx4090}
-      gpus_per_server: 2
-      host: {dram: 64GiB}
-model: {preset: llama-3.1-8b}
-engine:
-  scheduling_policy: fcfs
-  tensor_parallel_size: 1
-  max_model_len: 8192
-kv_offload:
-  connector: native
-  tiers:
-    - kind: host_dram
-      capacity: 16GiB
-workload:
-  generation:
-    num_conversations: 2
-    prompt_input:
-      num_turns: {distribution: constant, value: 2}
-      prefix_num_tokens: {distribution: constant, value: 10}
-      num_tokens: {distribution: constant, value: 10}
-    prompt_output:
-      num_tokens: {distribution: constant, value: 10}
-)";
+// A box of two RTX 4090s with a DRAM tier; the line numbers below are this file's.
+const std::string kBase = [] {
+  std::ifstream in(std::string(KVSIM_TEST_DATA_DIR) + "/fixtures/scenarios/deployment.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}();
 
 LoadOptions options(std::vector<std::string> sets = {}) {
   LoadOptions o;

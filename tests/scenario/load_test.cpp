@@ -561,6 +561,7 @@ TEST(Catalog, StorageFiguresComeFromTheCatalog) {
 
   LoadOptions o;
   o.catalog_dir = real;
+  o.check_deployment = false;  // kBase keeps the model's 131072-token context: decodes, does not run
   o.overrides = {parse_override("hardware.remote_store={preset: pliops-xdp-lightningai}"),
                  parse_override("hardware.servers.0.local_nvme={drive: {preset: samsung_pm9a3}}")};
   const Scenario s = load(kBase, o);
