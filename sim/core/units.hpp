@@ -55,7 +55,7 @@ struct Bytes {
 };
 
 inline constexpr Bytes kKiB{1024};
-inline constexpr Bytes kMiB{1024 * 1024};
+inline constexpr Bytes kMiB{1024LL * 1024};
 inline constexpr Bytes kGiB{1024LL * 1024 * 1024};
 
 // A rate in bytes per second.

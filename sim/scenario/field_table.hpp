@@ -260,7 +260,7 @@ class TableBuilder {
   }
 
   // A string member restricted to `names`.
-  TableBuilder& choice(std::string key, std::string T::*m, std::vector<std::string> names,
+  TableBuilder& choice(std::string key, std::string T::*m, const std::vector<std::string>& names,
                        std::string doc) {
     Field f = make(std::move(key), FieldKind::kEnum, m, std::move(doc), {});
     f.enum_names = names;
