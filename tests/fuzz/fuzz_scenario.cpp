@@ -62,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& set : sets) o.overrides.push_back(s::parse_override(set));
     const s::Scenario sc = s::load_scenario_text(text, kName, o);
     check_round_trip(sc);
-    const s::Simulation sim(sc);
+    const kvsim::cluster::Simulation sim(sc);
     (void)sim.info();
   });
 }
