@@ -34,8 +34,7 @@ OffloadCluster build_offload(const Scenario& sc,
   // NVMe behind the host, and the NIC as the host's link to one switch that reaches the store.
   oc.topology = std::make_unique<hw::Topology>();
   hw::Topology& topo = *oc.topology;
-  bool need_network = false;
-  for (const auto& t : ko.tiers) need_network = need_network || t.kind == "remote";
+  const bool need_network = scenario::has_remote_tier(ko);
   KVSIM_ASSERT(!need_network || sc.hardware.remote_store,
                "a remote tier without a store passed the checks");
   const hw::NodeId sw =
@@ -53,7 +52,6 @@ OffloadCluster build_offload(const Scenario& sc,
   std::vector<ServerNodes> servers;
   std::vector<hw::NodeId> gpu_nodes;
   std::vector<int> gpu_server;
-  int g_index = 0;
   for (std::size_t group = 0; group < sc.hardware.servers.size(); ++group) {
     const auto& spec = sc.hardware.servers[group];
     for (int c = 0; c < spec.count; ++c) {
@@ -73,7 +71,6 @@ OffloadCluster build_offload(const Scenario& sc,
                       hw::gpu_host_link(replica_link, sname + "/pcie" + std::to_string(g), 0));
         gpu_nodes.push_back(gpu);
         gpu_server.push_back(static_cast<int>(servers.size()));
-        ++g_index;
       }
       if (spec.local_nvme) {
         sn.nvme = topo.add_node(hw::NodeKind::kNvmeDrive, sname + "/nvme");

@@ -184,10 +184,11 @@ Simulation::Impl::Impl(const Scenario& s, std::unique_ptr<workload::Driver> cust
   hash_cache.set_interner(&block_ids);
   // The decoder ran these checks already, at the keys' lines; a scenario built in code meets
   // them here.
-  if (const auto problem = kvsim::scenario::check_deployment(sc)) {
+  const kvsim::scenario::CheckedDeployment checked = kvsim::scenario::check_and_size(sc);
+  if (const auto& problem = checked.problem) {
     throw InputError(Diagnostic{sc.source_file, 0, 0, problem->path, problem->message});
   }
-  const kvsim::scenario::EngineSizing sizing = kvsim::scenario::size_engines(sc);
+  const kvsim::scenario::EngineSizing& sizing = checked.sizing;
   const models::MemoryBreakdown& kv = sizing.kv;
   const std::int64_t max_model_len = sizing.max_model_len;
   const int tp = sc.engine.tensor_parallel_size;

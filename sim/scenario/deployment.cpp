@@ -1,5 +1,6 @@
 #include "sim/scenario/deployment.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "models/tensor_parallel.hpp"
@@ -155,8 +156,7 @@ std::optional<ScenarioProblem> check_kv_cache(const Scenario& sc, const EngineSi
 std::optional<ScenarioProblem> check_offload(const Scenario& sc) {
   const auto& ko = sc.kv_offload;
   if (ko.connector == "none") return std::nullopt;
-  bool need_network = false;
-  for (const auto& t : ko.tiers) need_network = need_network || t.kind == "remote";
+  const bool need_network = has_remote_tier(ko);
   if (need_network && !sc.hardware.remote_store) {
     return ScenarioProblem{"kv_offload.tiers", "a remote tier needs hardware.remote_store"};
   }
@@ -231,15 +231,28 @@ EngineSizing size_engines(const Scenario& sc) {
   return s;
 }
 
-std::optional<ScenarioProblem> check_deployment(const Scenario& sc) {
-  if (auto p = check_servers_and_layout(sc)) return p;
+bool has_remote_tier(const engine::KvOffloadSpec& ko) {
+  return std::any_of(ko.tiers.begin(), ko.tiers.end(),
+                     [](const auto& t) { return t.kind == "remote"; });
+}
+
+CheckedDeployment check_and_size(const Scenario& sc) {
+  CheckedDeployment c;
+  if ((c.problem = check_servers_and_layout(sc))) return c;
   try {
-    if (auto p = check_kv_cache(sc, size_engines(sc))) return p;
+    c.sizing = size_engines(sc);
+    if ((c.problem = check_kv_cache(sc, c.sizing))) return c;
   } catch (const InputError& e) {
     const Diagnostic& d = e.diagnostics().front();
-    return ScenarioProblem{d.path, d.message};
+    c.problem = ScenarioProblem{d.path, d.message};
+    return c;
   }
-  return check_offload(sc);
+  c.problem = check_offload(sc);
+  return c;
+}
+
+std::optional<ScenarioProblem> check_deployment(const Scenario& sc) {
+  return check_and_size(sc).problem;
 }
 
 }  // namespace kvsim::scenario

@@ -43,6 +43,18 @@ struct EngineSizing {
 // The sizing of a scenario that check_deployment passes.
 EngineSizing size_engines(const Scenario& sc);
 
+// check_deployment's answer and, when it passes, the sizing it computed on the way (what a run
+// needs: one computation of the KV cache instead of two).
+struct CheckedDeployment {
+  std::optional<ScenarioProblem> problem;
+  EngineSizing sizing;  // meaningful only without a problem
+};
+CheckedDeployment check_and_size(const Scenario& sc);
+
+// Whether the offload section has a tier on the remote store (which then needs the store, every
+// server's NIC and the switch between them).
+bool has_remote_tier(const engine::KvOffloadSpec& ko);
+
 // How the scenario's MoE experts lie over its GPUs (models/compute_model.hpp MoeLayout): with
 // data_parallel_size d > 1 or enable_expert_parallel, over tensor_parallel_size x d GPUs, each
 // seeing d times its own batch's tokens.
