@@ -42,6 +42,14 @@ class BlockPool {
 
   int ref_cnt(BlockId id) const { return blocks_[static_cast<std::size_t>(id)].ref_cnt; }
   bool is_cached(BlockId id) const { return blocks_[static_cast<std::size_t>(id)].cached; }
+  // The hash a cached block holds (meaningful only while is_cached).
+  std::uint64_t hash_of(BlockId id) const { return blocks_[static_cast<std::size_t>(id)].hash; }
+  // Drops a free block's cached hash at once (it stays in the free queue, no longer hit-able);
+  // nothing for a block in use or not cached. For engines whose cache forgets a whole sequence
+  // (KvCacheManager::set_prefix_cache_sequences).
+  void drop_cached(BlockId id) {
+    if (at(id).cached && at(id).ref_cnt == 0) evict_hash(id);
+  }
   bool in_free_queue(BlockId id) const;
   std::int64_t num_cached_blocks() const { return num_cached_; }
   // Free queue from head (next evicted) to tail; for tests.

@@ -16,6 +16,7 @@ Engine::Engine(const EngineConfig& config, std::int64_t num_gpu_blocks, std::int
   KVSIM_ASSERT(config.block_size > 0, "block_size must be positive");
   KVSIM_ASSERT(config.max_num_batched_tokens > 0, "max_num_batched_tokens must be positive");
   fast_paths_ = config.fast_paths;
+  kv_.set_prefix_cache_sequences(config.prefix_cache_sequences);
 }
 
 bool Engine::admission_blocked_anyway(const Request& r, std::span<const BlockId> hits, std::int64_t hit_tokens,

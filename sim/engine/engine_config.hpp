@@ -17,6 +17,11 @@ struct EngineConfig {
   double gpu_memory_utilization = 0.9;
   int block_size = 16;
   bool enable_prefix_caching = true;
+  // Not vLLM: for engines whose prefix cache is per context sequence (llama.cpp's server with
+  // this many slots, the CPU engine of validation/cpu-engine): at most this many prompts'
+  // prefixes are kept, each reused only by a request that continues it (KvCacheManager::
+  // set_prefix_cache_sequences). 0: vLLM's block prefix cache.
+  int prefix_cache_sequences = 0;
   bool enable_chunked_prefill = true;
   int max_model_len = 0;  // 0: the model's max_position_embeddings
   bool async_scheduling = true;  // vLLM's default since 0.14 (PR #27614)

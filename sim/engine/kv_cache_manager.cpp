@@ -68,16 +68,46 @@ bool KvCacheManager::allocate_slots(Request& req, std::int64_t num_new_tokens,
   const std::int64_t num_new_blocks =
       new_blocks_needed(req, total_computed + num_new_tokens, new_computed_blocks.size());
   if (!fits(req, num_new_blocks, new_computed_blocks)) return false;
+  const bool takes_sequence = sequences_ > 0 && req.blocks.empty();
 
   for (BlockId b : new_computed_blocks) {
     pool_.touch(b);
     req.blocks.push_back(b);
   }
   if (!new_computed_blocks.empty()) req.num_cached_blocks = static_cast<std::int64_t>(req.blocks.size());
+  if (takes_sequence) take_sequence(new_computed_blocks);
   if (num_new_blocks > 0) pool_.get_new_blocks(num_new_blocks, req.blocks);
 
   if (!delay_cache) cache_full_blocks(req, std::min(total_computed + num_new_tokens, req.num_tokens()));
   return true;
+}
+
+void KvCacheManager::take_sequence(std::span<const BlockId> hits) {
+  // The hit blocks are touched (in use), so nothing below drops them.
+  auto from_sequence = idle_.end();
+  if (!hits.empty()) {
+    from_sequence = std::find_if(idle_.begin(), idle_.end(), [&](const auto& seq) {
+      return !seq.empty() && seq.front().first == hits.front();
+    });
+  }
+  if (from_sequence != idle_.end()) {
+    // The request continues this sequence: what it kept beyond the common prefix is erased.
+    drop_sequence(*from_sequence, hits.size());
+    idle_.erase(from_sequence);
+  } else if (holders_ + static_cast<std::int64_t>(idle_.size()) >= sequences_ && !idle_.empty()) {
+    // No empty sequence: the least recently used idle one is erased for it.
+    drop_sequence(idle_.front(), 0);
+    idle_.pop_front();
+  }
+  ++holders_;
+}
+
+void KvCacheManager::drop_sequence(const std::vector<std::pair<BlockId, std::uint64_t>>& seq,
+                                   std::size_t from) {
+  for (std::size_t i = from; i < seq.size(); ++i) {
+    const auto [block, hash] = seq[i];
+    if (pool_.is_cached(block) && pool_.hash_of(block) == hash) pool_.drop_cached(block);
+  }
 }
 
 bool KvCacheManager::can_allocate(const Request& req, std::int64_t num_new_tokens,
@@ -130,6 +160,17 @@ std::int64_t KvCacheManager::cached_prefix_blocks(const std::vector<std::uint64_
 }
 
 void KvCacheManager::free(Request& req) {
+  if (sequences_ > 0 && !req.blocks.empty()) {
+    // The request's sequence goes idle, keeping its cached blocks (a leading run: blocks are
+    // cached in order).
+    std::vector<std::pair<BlockId, std::uint64_t>> seq;
+    for (const BlockId b : req.blocks) {
+      if (!pool_.is_cached(b)) break;
+      seq.emplace_back(b, pool_.hash_of(b));
+    }
+    --holders_;
+    idle_.push_back(std::move(seq));
+  }
   for (auto it = req.blocks.rbegin(); it != req.blocks.rend(); ++it) pool_.free_block(*it);
   req.blocks.clear();
   req.num_cached_blocks = 0;

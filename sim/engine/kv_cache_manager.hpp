@@ -4,7 +4,9 @@
 // of newly full blocks, and freeing in reverse order. Token and block counts are integers.
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "sim/engine/block_pool.hpp"
@@ -59,6 +61,20 @@ class KvCacheManager {
   // free(): releases the request's blocks in reverse order (tail blocks evicted first).
   void free(Request& req);
 
+  // Sequence slots (engine.prefix_cache_sequences; 0, the default, is vLLM's block cache): the
+  // cache of an engine with n context sequences that each keep the tokens of the last request
+  // they ran (llama.cpp's server slots, validation/cpu-engine). A request that reaches the
+  // GPU's blocks (its first allocation) takes a sequence: the idle one whose kept prompt its hit
+  // came from (the rest of that sequence's blocks beyond the common prefix are erased), else an
+  // empty one, else the least recently released idle one, whose cached blocks are all dropped.
+  // A finished (or preempted) request leaves its blocks as an idle sequence. So at most n
+  // prompts' prefixes are cached, however many blocks are free; blocks are still handed out
+  // from the free queue as vLLM does, and an offload tier behind holds what was dropped.
+  void set_prefix_cache_sequences(int n) { sequences_ = n; }
+  int prefix_cache_sequences() const { return sequences_; }
+  // Idle sequences kept (for tests).
+  std::size_t idle_sequences() const { return idle_.size(); }
+
   BlockPool& pool() { return pool_; }
   const BlockPool& pool() const { return pool_; }
   int block_size() const { return block_size_; }
@@ -82,11 +98,23 @@ class KvCacheManager {
                                    static_cast<std::int64_t>(req.blocks.size())});
   }
 
+  // Sequence slots: the request that reached the blocks takes a sequence (see
+  // set_prefix_cache_sequences); `hits` are the blocks its prefix-cache hit touched.
+  void take_sequence(std::span<const BlockId> hits);
+  // Drops the cached blocks of an idle sequence from position `from` on that still hold their
+  // hashes (blocks handed out again since, or in use by a request, are left alone).
+  void drop_sequence(const std::vector<std::pair<BlockId, std::uint64_t>>& seq, std::size_t from);
+
   BlockPool pool_;
   int block_size_;
   bool enable_caching_;
   std::int64_t max_model_len_;
   int valid_memos_ = 0;  // requests with a valid hit memo (watching blocks in the pool)
+  int sequences_ = 0;    // sequence slots; 0: vLLM's block cache
+  std::int64_t holders_ = 0;  // requests holding a sequence (with blocks)
+  // Idle sequences, least recently released first: each its cached blocks in order, with the
+  // hash each held then.
+  std::deque<std::vector<std::pair<BlockId, std::uint64_t>>> idle_;
 };
 
 }  // namespace kvsim::engine

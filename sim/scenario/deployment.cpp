@@ -59,6 +59,12 @@ std::optional<ScenarioProblem> check_servers_and_layout(const Scenario& sc) {
     return ScenarioProblem{"engine.scheduling_policy",
                            "only 'fcfs' is modelled (requests carry no priorities)"};
   }
+  if (sc.engine.prefix_cache_sequences > 0 &&
+      sc.engine.prefix_cache_sequences < sc.engine.max_num_seqs) {
+    return ScenarioProblem{"engine.prefix_cache_sequences",
+                           "each running request holds a sequence: at least max_num_seqs (" +
+                               std::to_string(sc.engine.max_num_seqs) + ")"};
+  }
   const std::int64_t gpus = total_gpus(sc);
   if (gpus > limits::kMaxGpus) {
     return ScenarioProblem{

@@ -356,6 +356,13 @@ StructTable make_engine_table() {
                Range::at_least(1))
       .boolean("enable_prefix_caching", &EngineConfig::enable_prefix_caching,
                "Reuse cached KV blocks of equal prefixes.")
+      .integer("prefix_cache_sequences", &EngineConfig::prefix_cache_sequences,
+               "Not a vLLM setting: 0 (the default) is vLLM's block prefix cache; N > 0 models an "
+               "engine of N context sequences that each keep the last prompt they ran "
+               "(llama.cpp's server slots): a request reuses the idle sequence it continues, else "
+               "takes an empty one, else erases the least recently used idle one. At least "
+               "max_num_seqs (each running request holds one).",
+               Range::at_least(0))
       .boolean("enable_chunked_prefill", &EngineConfig::enable_chunked_prefill,
                "Split long prefills over steps.")
       .integer("max_model_len", &EngineConfig::max_model_len,

@@ -83,5 +83,49 @@ TEST(KvCacheManager, GeneratedTokensFullBlocksAreCached) {
   EXPECT_TRUE(kv.pool().is_cached(a.blocks[0]));
 }
 
+// Sequence slots (an engine of n context sequences, llama.cpp's server): with 2 sequences,
+// three prompts run one after another leave only the last two cached; the first one, whose
+// sequence the third erased, is not found again, although the pool has room for all three
+// (vLLM's block cache, n = 0, finds it).
+TEST(KvCacheManager, SequenceSlotsKeepAtMostThatManyPrompts) {
+  for (const int sequences : {0, 2}) {
+    KvCacheManager kv(256, 16, true, 4096);
+    kv.set_prefix_cache_sequences(sequences);
+    for (std::uint64_t stream = 1; stream <= 3; ++stream) {
+      Request r = make_request(stream, 48, 1, stream);
+      ASSERT_TRUE(kv.allocate_slots(r, 48, 0, {}));
+      kv.free(r);
+    }
+    std::vector<BlockId> hits;
+    const Request first_again = make_request(4, 64, 1, 1);  // continues stream 1's prompt
+    const Request second_again = make_request(5, 64, 1, 2);
+    EXPECT_EQ(kv.find_longest_cache_hit(first_again, hits), sequences == 0 ? 48 : 0) << sequences;
+    EXPECT_EQ(kv.find_longest_cache_hit(second_again, hits), 48) << sequences;
+    if (sequences > 0) {
+      EXPECT_EQ(kv.idle_sequences(), 2u);
+    }
+  }
+}
+
+// A request that continues an idle sequence only in part takes that sequence and erases the
+// rest of it: the sequence's blocks beyond the common prefix are no longer hit-able.
+TEST(KvCacheManager, ContinuingPartOfASequenceErasesItsTail) {
+  KvCacheManager kv(256, 16, true, 4096);
+  kv.set_prefix_cache_sequences(2);
+  Request a = make_request(1, 80, 1, 7);  // 5 full blocks
+  ASSERT_TRUE(kv.allocate_slots(a, 80, 0, {}));
+  kv.free(a);
+  Request b = make_request(2, 40, 1, 7);  // shares a's first 2 blocks
+  std::vector<BlockId> hits;
+  ASSERT_EQ(kv.find_longest_cache_hit(b, hits), 32);
+  ASSERT_TRUE(kv.allocate_slots(b, 8, 32, hits));
+  EXPECT_EQ(kv.idle_sequences(), 0u);
+  const Request c = make_request(3, 96, 1, 7);
+  EXPECT_EQ(kv.find_longest_cache_hit(c, hits), 32);  // a's blocks 2..4 were erased
+  // b's finish leaves its sequence idle again.
+  kv.free(b);
+  EXPECT_EQ(kv.idle_sequences(), 1u);
+}
+
 }  // namespace
 }  // namespace kvsim::engine

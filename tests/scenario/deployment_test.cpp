@@ -69,6 +69,21 @@ TEST(DeploymentChecks, SchedulingPolicyAtItsLine) {
   EXPECT_NE(d.message.find("only 'fcfs' is modelled"), std::string::npos) << d.message;
 }
 
+// Sequence slots fewer than the running requests: each running request holds a sequence.
+TEST(DeploymentChecks, PrefixCacheSequencesBelowMaxNumSeqs) {
+  const Diagnostic d = problem_of(
+      replace(kBase, "scheduling_policy: fcfs",
+              "scheduling_policy: fcfs\n  max_num_seqs: 4\n  prefix_cache_sequences: 2"));
+  EXPECT_EQ(d.path, "engine.prefix_cache_sequences");
+  EXPECT_EQ(d.line, 11);
+  EXPECT_NE(d.message.find("at least max_num_seqs (4)"), std::string::npos) << d.message;
+  const Scenario ok = load_scenario_text(
+      replace(kBase, "scheduling_policy: fcfs",
+              "scheduling_policy: fcfs\n  max_num_seqs: 4\n  prefix_cache_sequences: 4"),
+      "t.yaml", options());
+  EXPECT_FALSE(check_deployment(ok).has_value());
+}
+
 TEST(DeploymentChecks, TensorParallelAtItsLine) {
   const Diagnostic d =
       problem_of(replace(kBase, "tensor_parallel_size: 1", "tensor_parallel_size: 3"));
