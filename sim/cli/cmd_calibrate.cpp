@@ -25,6 +25,8 @@ struct CalibrateOptions {
   std::string profile;
   std::string measured;  // a kvsim probe file instead of a profile bundle
   int layers = 0;        // layers of the probed model (0: from --model)
+  // KV bytes per token of the probed model for the offload-tier fit (0: from --model)
+  std::int64_t kv_bytes_per_token = 0;
   std::string out;
   std::string model;     // catalog model (default: the bundle's, by its Hugging Face id)
   std::string gpu;       // catalog GPU (default: the bundle's, by its CUDA name)
@@ -109,7 +111,9 @@ int cmd_calibrate_measured(const CalibrateOptions& o, const CommonOptions& commo
   auto coefficients = validation::probe_coefficients(fit, probe, layers, o.measured);
   if (validation::has_tier_points(probe)) {
     const double kv_bytes =
-        catalog_model(load_catalog(common), model_name).kv_bytes_per_token().as_double();
+        o.kv_bytes_per_token > 0
+            ? static_cast<double>(o.kv_bytes_per_token)
+            : catalog_model(load_catalog(common), model_name).kv_bytes_per_token().as_double();
     const auto tier = validation::fit_tier(probe, kv_bytes);
     coefficients.offload_tier = models::MeasuredTier{tier.bytes_per_s, tier.latency_us};
     std::ostringstream t;
@@ -403,6 +407,10 @@ Command add_calibrate(CLI::App& app, CommonOptions& common) {
   calibrate->add_option("--measured", cal->measured, "A kvsim probe file: fit the step-time model to it instead")
       ->type_name("FILE");
   calibrate->add_option("--layers", cal->layers, "Layers of the probed model (default: those of --model)");
+  calibrate->add_option("--kv-bytes-per-token", cal->kv_bytes_per_token,
+                        "KV bytes per token of the probed model, for the offload-tier fit of --measured "
+                        "(default: that of --model)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
 #endif
   calibrate->add_option("--out", cal->out,
                         "Write the fitted coefficients (YAML) to FILE; for a bundle with several "

@@ -11,6 +11,7 @@
 #include "sim/io/atomic_file.hpp"
 #include "sim/cluster/simulation.hpp"
 #include "sim/workload/replayed_driver.hpp"
+#include "validation/src/probe.hpp"
 #include "validation/src/replay_db.hpp"
 #include "validation/src/replay_file.hpp"
 #include "validation/src/replayed_workload.hpp"
@@ -29,10 +30,18 @@ struct ValidateOptions {
   std::string format = "table";
   bool regenerate = false;
   std::string db;
+  std::string noise_from;  // a kvsim probe file of the same machine
+  double noise_k = 2;
 };
 
 int cmd_validate(const ValidateOptions& o, const CommonOptions& common) {
-  const auto tolerances = validation::parse_tolerances(o.tolerance);
+  auto tolerances = validation::parse_tolerances(o.tolerance);
+  // Tolerances no tighter than the machine's run-to-run noise, measured by the probe's repeats.
+  std::vector<std::string> noise_notes;
+  if (!o.noise_from.empty()) {
+    noise_notes = validation::widen_for_noise(
+        tolerances, validation::probe_noise(validation::load_probe(o.noise_from)), o.noise_k);
+  }
   const validation::ReplayRun run = validation::load_replay(o.measured);
   auto lo = load_options(common);
   // The replay's seed made its conversations and client streams: simulate with the same one.
@@ -52,6 +61,7 @@ int cmd_validate(const ValidateOptions& o, const CommonOptions& common) {
   const auto predicted = sim.run();
   auto comparison = validation::compare(run, predicted.requests, tolerances);
   comparison.notes.insert(comparison.notes.end(), workload_notes.begin(), workload_notes.end());
+  comparison.notes.insert(comparison.notes.end(), noise_notes.begin(), noise_notes.end());
   if (o.regenerate) {
     comparison.notes.push_back("predicted with the scenario's own client model (--regenerate)");
   }
@@ -103,6 +113,13 @@ Command add_validate(CLI::App& app, CommonOptions& common) {
   cmd->add_option("--tolerance", o->tolerance,
                   "Bounds on |error|, e.g. ttft_mean=30%,tpot_p50=20%,cache_hit_rate=5 (points)")
       ->type_name("LIST");
+  cmd->add_option("--noise-from", o->noise_from,
+                  "A kvsim probe file of the same machine: each timing tolerance becomes at least K "
+                  "x the run-to-run spread of the probe's repeats (stated in the report)")
+      ->type_name("PROBE.json");
+  cmd->add_option("--noise-k", o->noise_k, "K of --noise-from")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
   cmd->add_flag("--regenerate", o->regenerate,
                 "Let the scenario's client model generate the workload (same seed) instead of "
                 "replaying the measured requests, order and token counts");

@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <fstream>
+#include <iomanip>
 #include <limits>
 #include <map>
 #include <memory>
@@ -438,6 +439,76 @@ TierFit fit_tier(const ProbeResult& probe, double kv_bytes_per_token) {
   }
   fit.rms_error_ms = std::sqrt(sq / static_cast<double>(fit.points.size()));
   return fit;
+}
+
+ProbeNoise probe_noise(const ProbeResult& probe) {
+  std::map<std::tuple<std::string, std::int64_t, int>, std::vector<double>> ttft, tpot;
+  for (const auto& p : probe.points) {
+    const auto key = std::make_tuple(p.kind, p.prompt_tokens, p.batch);
+    if (p.kind == "decode") {
+      const double v = p.concurrent_tpot_ms > 0 ? p.concurrent_tpot_ms : p.tpot_ms;
+      if (v > 0) tpot[key].push_back(v);
+    } else if (p.ttft_ms > 0) {
+      ttft[key].push_back(p.ttft_ms);
+    }
+  }
+  auto spread = [](const auto& groups, int& samples) {
+    double sq = 0;
+    samples = 0;
+    for (const auto& [key, values] : groups) {
+      if (values.size() < 2) continue;
+      const double med = median_of(values);
+      if (!(med > 0)) continue;
+      for (const double x : values) {
+        const double d = (x - med) / med;
+        sq += d * d;
+        ++samples;
+      }
+    }
+    return samples > 0 ? std::sqrt(sq / samples) : 0.0;
+  };
+  ProbeNoise n;
+  n.ttft_spread = spread(ttft, n.ttft_samples);
+  n.tpot_spread = spread(tpot, n.tpot_samples);
+  return n;
+}
+
+std::vector<std::string> widen_for_noise(std::map<std::string, double>& tolerances,
+                                         const ProbeNoise& noise, double k) {
+  std::vector<std::string> lines;
+  auto percent = [](double v) {
+    std::ostringstream os;
+    os << std::fixed << std::setprecision(1) << v << " %";
+    return os.str();
+  };
+  auto number = [](double v) {
+    std::ostringstream os;
+    os << v;
+    return os.str();
+  };
+  for (auto& [name, bound] : tolerances) {
+    double spread = 0;
+    std::string source;
+    if (name.rfind("ttft_", 0) == 0) {
+      spread = noise.ttft_spread;
+      source = "TTFT";
+    } else if (name.rfind("tpot_", 0) == 0) {
+      spread = noise.tpot_spread;
+      source = "TPOT";
+    } else if (name.rfind("latency_", 0) == 0 || name == "requests_per_sec") {
+      spread = std::max(noise.ttft_spread, noise.tpot_spread);
+      source = "TTFT and TPOT";
+    } else {
+      continue;
+    }
+    const double from_noise = k * 100.0 * spread;
+    const double before = bound;
+    bound = std::max(bound, from_noise);
+    lines.push_back(name + " tolerance " + percent(bound) + " = max(" + percent(before) + ", " +
+                    number(k) + " x " + percent(100.0 * spread) + " run-to-run spread of the probe's " +
+                    source + " repeats)");
+  }
+  return lines;
 }
 
 }  // namespace kvsim::validation

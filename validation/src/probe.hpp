@@ -31,6 +31,7 @@
 // these step times.
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -129,5 +130,27 @@ struct TierFit {
 // points, or the fit gives a rate <= 0 (no slower load than a GPU hit).
 TierFit fit_tier(const ProbeResult& probe, double kv_bytes_per_token);
 bool has_tier_points(const ProbeResult& probe);
+
+// The run-to-run noise of timing on the probed machine, from the probe's repeats: for every
+// point (kind, prompt length, batch) measured two or more times, each repeat's relative
+// deviation from the point's median, |x - median| / median; the spread is the root mean square
+// of those deviations (so one late request on a loaded machine counts, squared). TTFT: the
+// cold_prefill, cached_prefix and tier_hit points; TPOT: the decode points' concurrent TPOT
+// (their whole-request TPOT when the window held none).
+struct ProbeNoise {
+  double ttft_spread = 0;  // fraction
+  double tpot_spread = 0;
+  int ttft_samples = 0;    // repeats that entered each
+  int tpot_samples = 0;
+};
+ProbeNoise probe_noise(const ProbeResult& probe);
+
+// Tolerances no tighter than the noise allows: each timing bound given (ttft_*, tpot_*,
+// latency_*, requests_per_sec) becomes max(bound, k x spread), with the TTFT spread for ttft_*,
+// the TPOT spread for tpot_*, the larger of the two for latency_* and requests_per_sec (a
+// request's latency is its TTFT plus its decode). Bounds on tokens and the cache hit rate are
+// not timing and stay. Returns one line per bound saying what it became and why, for the report.
+std::vector<std::string> widen_for_noise(std::map<std::string, double>& tolerances,
+                                         const ProbeNoise& noise, double k);
 
 }  // namespace kvsim::validation
