@@ -87,14 +87,11 @@ TEST(Compare, FiguresErrorsAndTolerances) {
 // A counted record of one (conversation, turn) with the given times and output tokens.
 io::RequestRecord keyed_rec(const std::string& conv, int turn, double ttft, double tpot,
                             double latency, std::int64_t out = 10) {
-  io::RequestRecord r;
+  io::RequestRecord r = rec(0, ttft, latency, 100, 0);
   r.conversation_id = conv;
   r.input_num_turns = turn;
-  r.ttft_ms = ttft;
   r.tpot_ms = tpot;
-  r.latency_ms = latency;
   r.output_num_tokens = out;
-  r.prompt_tokens = 100;
   return r;
 }
 
