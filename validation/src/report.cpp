@@ -497,7 +497,7 @@ PerRequest compare_per_request(const std::vector<io::RequestRecord>& measured,
                     " left out of the per-request comparison: " + key_list(predicted_only));
   }
   for (const auto& [side, d] :
-       {std::pair{"measured", &m.duplicates}, {"predicted", &p.duplicates}}) {
+       {std::pair{"measured", &m.duplicates}, std::pair{"predicted", &p.duplicates}}) {
     if (d->empty()) continue;
     notes.push_back(
         std::to_string(d->size()) + " " + side + " request" +
