@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "sim/cli/command.hpp"
+#include "sim/cluster/simulation.hpp"
 #include "sim/core/error.hpp"
 #include "sim/io/atomic_file.hpp"
-#include "sim/cluster/simulation.hpp"
 #include "sim/workload/replayed_driver.hpp"
 #include "validation/src/probe.hpp"
 #include "validation/src/replay_db.hpp"
@@ -86,8 +86,9 @@ int cmd_validate(const ValidateOptions& o, const CommonOptions& common) {
     f.commit();
   }
   if (!o.db.empty()) {
-    const auto rows = validation::record_validation(o.db, run, sc, predicted.requests, predicted.info,
-                                                    o.regenerate ? "regenerated" : "replayed");
+    const auto rows =
+        validation::record_validation(o.db, run, sc, predicted.requests, predicted.info,
+                                      o.regenerate ? "regenerated" : "replayed");
     std::cerr << "results database " << o.db << ": measured run " << rows.measured_run_key
               << (rows.measured_added ? " added" : " already there") << ", prediction "
               << rows.predicted_run_key << (rows.predicted_added ? " added" : " already there")
@@ -111,7 +112,9 @@ Command add_validate(CLI::App& app, CommonOptions& common) {
       ->required()
       ->type_name("FILE");
   cmd->add_option("--tolerance", o->tolerance,
-                  "Bounds on |error|, e.g. ttft_mean=30%,tpot_p50=20%,cache_hit_rate=5 (points)")
+                  "Bounds on |error|, e.g. ttft_mean=30%,tpot_p50=20%,cache_hit_rate=5 (points); "
+                  "per request: ttft_request_median_abs_rel=30% (a maximum), ttft_request_corr=0.5 "
+                  "(a minimum Pearson correlation), likewise tpot_, latency_")
       ->type_name("LIST");
   cmd->add_option("--noise-from", o->noise_from,
                   "A kvsim probe file of the same machine: each timing tolerance becomes at least K "
@@ -125,7 +128,8 @@ Command add_validate(CLI::App& app, CommonOptions& common) {
                 "replaying the measured requests, order and token counts");
   cmd->add_option("--format", o->format, "Output on the terminal")
       ->check(CLI::IsMember({"table", "json"}));
-  cmd->add_option("--html", o->html, "Write an HTML report with CDF plots to FILE")
+  cmd->add_option("--html", o->html,
+                  "Write an HTML report with CDF plots and per-request scatter plots to FILE")
       ->type_name("FILE");
   cmd->add_option("--json-out", o->json_out, "Write the comparison as JSON to FILE")
       ->type_name("FILE");

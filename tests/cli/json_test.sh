@@ -97,8 +97,17 @@ if [ -z "$url" ]; then
 else
   "$kvsim" replay "$golden" $small --url "$url" --model m --out "$tmp/replay.json" >"$tmp/replay.out" 2>&1 ||
     { echo "FAIL: replay"; tail -5 "$tmp/replay.out"; fail=1; }
-  doc validate 0 "command scenario metrics notes pass" -- "$kvsim" validate --measured "$tmp/replay.json" --scenario "$golden" $small --format json --json-out "$tmp/validate-out.json"
+  doc validate 0 "command scenario metrics per_request notes pass" -- "$kvsim" validate --measured "$tmp/replay.json" --scenario "$golden" $small --format json --json-out "$tmp/validate-out.json"
   check 'd["command"] == "validate" and len(d["metrics"]) > 0 and d["pass"] is True' validate
+  # The replayed workload is the measured one: every measured request has its predicted twin.
+  check 'd["per_request"]["pairs_count"] > 0 and d["per_request"]["pairs_count"] == len(d["per_request"]["pairs"]) and d["per_request"]["measured_unpaired"] == 0 and d["per_request"]["predicted_unpaired"] == 0 and d["per_request"]["ttft"]["n"] == d["per_request"]["pairs_count"]' validate
+  "$kvsim" validate --measured "$tmp/replay.json" --scenario "$golden" $small --tolerance ttft_request_corr=2 >/dev/null 2>"$tmp/tol.err"
+  rc=$?
+  if [ "$rc" -eq 2 ] && grep -q "ttft_request_corr=2.*from -1 to 1" "$tmp/tol.err"; then
+    echo "ok: validate rejects a correlation bound outside [-1, 1]"
+  else
+    echo "FAIL: validate --tolerance ttft_request_corr=2: exit $rc"; cat "$tmp/tol.err"; fail=1
+  fi
   cmp -s "$tmp/validate.json" "$tmp/validate-out.json" && echo "ok: validate --json-out equals stdout" ||
     { echo "FAIL: validate --json-out differs from stdout"; fail=1; }
 fi

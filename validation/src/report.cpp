@@ -188,6 +188,194 @@ std::string html_escape(const std::string& s) {
   return out;
 }
 
+// The quantities compared per request, and the suffixes of their tolerance names.
+constexpr const char* kPerRequestQuantities[] = {"ttft", "tpot", "latency"};
+constexpr const char* kMedianAbsRelSuffix = "_request_median_abs_rel";
+constexpr const char* kCorrSuffix = "_request_corr";
+
+std::optional<double> finite_or_none(double v) {
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+
+// Ranks 1..n of v; tied values share the average of the ranks they span.
+std::vector<double> average_ranks(const std::vector<double>& v) {
+  std::vector<std::size_t> order(v.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
+  std::vector<double> ranks(v.size());
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i;
+    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+    // Ranks i+1 .. j+1 (1-based) share their average.
+    const double r = (static_cast<double>(i) + static_cast<double>(j)) / 2.0 + 1.0;
+    for (std::size_t k = i; k <= j; ++k) ranks[order[k]] = r;
+    i = j + 1;
+  }
+  return ranks;
+}
+
+using RequestKey = std::pair<std::string, int>;  // (conversation_id, input_num_turns)
+
+// The counted records of one side by key: the first record of each key, the keys in record order,
+// and the keys seen again.
+struct Keyed {
+  std::map<RequestKey, const io::RequestRecord*> first;
+  std::vector<RequestKey> order;
+  std::vector<RequestKey> duplicates;
+};
+
+Keyed keyed(const std::vector<io::RequestRecord>& records) {
+  Keyed k;
+  for (const io::RequestRecord& r : records) {
+    if (!r.counted) continue;
+    RequestKey key{r.conversation_id, r.input_num_turns};
+    if (k.first.emplace(key, &r).second) {
+      k.order.push_back(std::move(key));
+    } else {
+      k.duplicates.push_back(std::move(key));
+    }
+  }
+  return k;
+}
+
+// "3 measured requests have" / "1 measured request has".
+std::string count_of(std::size_t n, const std::string& what) {
+  return std::to_string(n) + " " + what + (n == 1 ? " has" : "s have");
+}
+
+// The first few keys, "conversation turn N", for a note.
+std::string key_list(const std::vector<RequestKey>& keys) {
+  constexpr std::size_t kShown = 5;
+  std::string s;
+  for (std::size_t i = 0; i < keys.size() && i < kShown; ++i) {
+    s += (i == 0 ? "" : ", ") + keys[i].first + " turn " + std::to_string(keys[i].second);
+  }
+  if (keys.size() > kShown) s += " and " + std::to_string(keys.size() - kShown) + " more";
+  return s;
+}
+
+// Measured and predicted values of one quantity over the pairs; TPOT only where both sides have
+// more than one output token (a single token has no inter-token gap).
+std::pair<std::vector<double>, std::vector<double>> quantity_values(
+    const std::vector<RequestPair>& pairs, const std::string& name) {
+  std::pair<std::vector<double>, std::vector<double>> out;
+  for (const RequestPair& r : pairs) {
+    if (name == "tpot" && (r.measured.output_num_tokens <= 1 || r.predicted.output_num_tokens <= 1))
+      continue;
+    const auto value = [&](const io::RequestRecord& x) {
+      return name == "ttft" ? x.ttft_ms : name == "tpot" ? x.tpot_ms : x.latency_ms;
+    };
+    out.first.push_back(value(r.measured));
+    out.second.push_back(value(r.predicted));
+  }
+  return out;
+}
+
+PerRequestFigures per_request_figures(const std::string& name, const std::vector<double>& m,
+                                      const std::vector<double>& p,
+                                      const std::map<std::string, double>& tolerances) {
+  PerRequestFigures f;
+  f.name = name;
+  f.n = static_cast<std::int64_t>(m.size());
+  f.pearson = pearson_correlation(m, p);
+  f.spearman = spearman_correlation(m, p);
+  std::vector<double> abs_err, abs_rel, rel;
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    abs_err.push_back(std::fabs(p[i] - m[i]));
+    if (m[i] > 0) {
+      rel.push_back(100.0 * (p[i] - m[i]) / m[i]);
+      abs_rel.push_back(std::fabs(rel.back()));
+    }
+  }
+  std::sort(abs_err.begin(), abs_err.end());
+  std::sort(abs_rel.begin(), abs_rel.end());
+  f.median_abs_error_ms = finite_or_none(pct(abs_err, 0.5));
+  f.median_abs_rel_error_percent = finite_or_none(pct(abs_rel, 0.5));
+  f.mean_rel_error_percent = finite_or_none(mean(rel));
+  // An undefined figure under a tolerance counts as exceeded: nothing shows it is within.
+  if (const auto it = tolerances.find(name + kMedianAbsRelSuffix); it != tolerances.end()) {
+    f.tolerance_median_abs_rel = it->second;
+    f.exceeded |=
+        !(f.median_abs_rel_error_percent && *f.median_abs_rel_error_percent <= it->second);
+  }
+  if (const auto it = tolerances.find(name + kCorrSuffix); it != tolerances.end()) {
+    f.tolerance_corr = it->second;
+    f.exceeded |= !(f.pearson && *f.pearson >= it->second);
+  }
+  return f;
+}
+
+// A per-request figure for the table, Markdown and HTML: "-" when undefined.
+std::string figure_text(const std::optional<double>& v, int digits, const char* unit = "") {
+  return v ? fixed(*v, digits) + unit : std::string("-");
+}
+
+std::string signed_percent(const std::optional<double>& v) {
+  if (!v) return "-";
+  return (*v > 0 ? "+" : "") + fixed(*v, 1) + "%";
+}
+
+std::string per_request_tolerance_text(const PerRequestFigures& f) {
+  std::string s;
+  if (f.tolerance_corr) s += "corr>=" + fixed(*f.tolerance_corr, 2);
+  if (f.tolerance_median_abs_rel) {
+    s += (s.empty() ? "" : " ") + std::string("|rel|<=") + fixed(*f.tolerance_median_abs_rel, 1) +
+         "%";
+  }
+  return s.empty() ? "-" : s;
+}
+
+io::Json optional_json(const std::optional<double>& v) {
+  return v ? io::json_number_or_null(*v) : io::Json();
+}
+
+// TPOT of a request with more than one output token; nullopt otherwise (no inter-token gap).
+std::optional<double> tpot_of(const io::RequestRecord& r) {
+  return r.output_num_tokens > 1 ? std::optional<double>(r.tpot_ms) : std::nullopt;
+}
+
+// Predicted (y) against measured (x) of one quantity, both axes on one scale from 0 so the
+// y = x line (a perfect prediction) is the diagonal.
+std::string svg_scatter(const std::string& title, const std::vector<double>& measured,
+                        const std::vector<double>& predicted) {
+  constexpr double kSize = 300, kLeft = 60, kBottom = 44, kTop = 28, kRight = 14;
+  double top = 0;
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    top = std::max({top, measured[i], predicted[i]});
+  }
+  if (top <= 0) top = 1;
+  const double side = kSize - kTop - kBottom;
+  const auto px = [&](double v) { return kLeft + side * v / top; };
+  const auto py = [&](double v) { return kTop + side * (1 - v / top); };
+  std::ostringstream os;
+  const double width = kLeft + side + kRight;
+  os << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << kSize
+     << "' font-family='sans-serif' font-size='11'>\n<rect width='100%' height='100%' "
+        "fill='white'/>\n<text x='"
+     << width / 2 << "' y='16' text-anchor='middle' font-size='13'>" << title
+     << " per request</text>\n";
+  for (int t = 0; t <= 4; ++t) {
+    const double v = top * t / 4.0;
+    const std::string label = fixed(v, top < 10 ? 2 : 0);
+    os << "<text x='" << px(v) << "' y='" << kTop + side + 14 << "' text-anchor='middle'>" << label
+       << "</text><text x='" << kLeft - 4 << "' y='" << py(v) + 4 << "' text-anchor='end'>" << label
+       << "</text>\n";
+  }
+  os << "<rect x='" << kLeft << "' y='" << kTop << "' width='" << side << "' height='" << side
+     << "' fill='none' stroke='#444'/>\n<line x1='" << px(0) << "' y1='" << py(0) << "' x2='"
+     << px(top) << "' y2='" << py(top) << "' stroke='#999' stroke-dasharray='4 3'/>\n";
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    os << "<circle cx='" << px(measured[i]) << "' cy='" << py(predicted[i])
+       << "' r='2.5' fill='#1f77b4' fill-opacity='0.6'/>\n";
+  }
+  os << "<text x='" << kLeft + side / 2 << "' y='" << kSize - 8
+     << "' text-anchor='middle'>measured " << title
+     << " (ms)</text>\n<text transform='translate(14 " << kTop + side / 2
+     << ") rotate(-90)' text-anchor='middle'>predicted " << title << " (ms)</text>\n</svg>\n";
+  return os.str();
+}
+
 }  // namespace
 
 std::vector<io::RequestRecord> measured_records(const ReplayRun& run) {
@@ -201,6 +389,10 @@ std::vector<io::RequestRecord> measured_records(const ReplayRun& run) {
 std::vector<std::string> comparable_metrics() {
   std::vector<std::string> names;
   for (const Row& r : rows_of(Figures{}, Figures{})) names.push_back(r.name);
+  for (const char* q : kPerRequestQuantities) {
+    names.push_back(std::string(q) + kMedianAbsRelSuffix);
+    names.push_back(std::string(q) + kCorrSuffix);
+  }
   return names;
 }
 
@@ -224,10 +416,17 @@ std::map<std::string, double> parse_tolerances(const std::string& text) {
       msg += ")";
       throw InputError("", 0, 0, msg);
     }
-    if (!value.empty() && value.back() == '%') value.pop_back();
+    const bool corr = name.ends_with(kCorrSuffix);
+    if (!corr && !value.empty() && value.back() == '%') value.pop_back();
     char* end = nullptr;
     const double v = std::strtod(value.c_str(), &end);
-    if (value.empty() || end != value.c_str() + value.size() || !(v >= 0) || !std::isfinite(v)) {
+    const bool number = !value.empty() && end == value.c_str() + value.size() && std::isfinite(v);
+    if (corr && !(number && v >= -1 && v <= 1)) {
+      throw InputError("", 0, 0,
+                       "--tolerance: '" + item +
+                           "': the bound must be a correlation from -1 to 1 (a minimum, no %)");
+    }
+    if (!corr && !(number && v >= 0)) {
       throw InputError("", 0, 0,
                        "--tolerance: '" + item + "': the bound must be a number >= 0 (percent)");
     }
@@ -238,7 +437,78 @@ std::map<std::string, double> parse_tolerances(const std::string& text) {
 
 bool Comparison::exceeded() const {
   return std::any_of(rows.begin(), rows.end(),
-                     [](const MetricComparison& r) { return r.exceeded; });
+                     [](const MetricComparison& r) { return r.exceeded; }) ||
+         std::any_of(per_request.figures.begin(), per_request.figures.end(),
+                     [](const PerRequestFigures& f) { return f.exceeded; });
+}
+
+std::optional<double> pearson_correlation(const std::vector<double>& x,
+                                          const std::vector<double>& y) {
+  if (x.size() != y.size() || x.size() < 2) return std::nullopt;
+  const double mx = mean(x), my = mean(y);
+  double sxy = 0, sxx = 0, syy = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    sxy += (x[i] - mx) * (y[i] - my);
+    sxx += (x[i] - mx) * (x[i] - mx);
+    syy += (y[i] - my) * (y[i] - my);
+  }
+  if (!(sxx > 0) || !(syy > 0)) return std::nullopt;
+  // Rounding can put a perfect correlation a hair outside [-1, 1].
+  return std::clamp(sxy / std::sqrt(sxx * syy), -1.0, 1.0);
+}
+
+std::optional<double> spearman_correlation(const std::vector<double>& x,
+                                           const std::vector<double>& y) {
+  if (x.size() != y.size()) return std::nullopt;
+  return pearson_correlation(average_ranks(x), average_ranks(y));
+}
+
+PerRequest compare_per_request(const std::vector<io::RequestRecord>& measured,
+                               const std::vector<io::RequestRecord>& predicted,
+                               const std::map<std::string, double>& tolerances,
+                               std::vector<std::string>& notes) {
+  PerRequest out;
+  const Keyed m = keyed(measured);
+  const Keyed p = keyed(predicted);
+  out.measured_duplicates = static_cast<std::int64_t>(m.duplicates.size());
+  out.predicted_duplicates = static_cast<std::int64_t>(p.duplicates.size());
+  std::vector<RequestKey> measured_only, predicted_only;
+  for (const RequestKey& k : m.order) {
+    const auto it = p.first.find(k);
+    if (it == p.first.end()) {
+      measured_only.push_back(k);
+      continue;
+    }
+    out.pairs.push_back({k.first, k.second, *m.first.at(k), *it->second});
+  }
+  for (const RequestKey& k : p.order) {
+    if (!m.first.contains(k)) predicted_only.push_back(k);
+  }
+  out.measured_unpaired = static_cast<std::int64_t>(measured_only.size());
+  out.predicted_unpaired = static_cast<std::int64_t>(predicted_only.size());
+  if (!measured_only.empty()) {
+    notes.push_back(count_of(measured_only.size(), "measured request") + " no predicted twin and " +
+                    (measured_only.size() == 1 ? "is" : "are") +
+                    " left out of the per-request comparison: " + key_list(measured_only));
+  }
+  if (!predicted_only.empty()) {
+    notes.push_back(count_of(predicted_only.size(), "predicted request") +
+                    " no measured twin and " + (predicted_only.size() == 1 ? "is" : "are") +
+                    " left out of the per-request comparison: " + key_list(predicted_only));
+  }
+  for (const auto& [side, d] :
+       {std::pair{"measured", &m.duplicates}, std::pair{"predicted", &p.duplicates}}) {
+    if (d->empty()) continue;
+    notes.push_back(
+        std::to_string(d->size()) + " " + side + " request" +
+        (d->size() == 1 ? " repeats" : "s repeat") +
+        " a (conversation, turn) already seen; the first of each is paired: " + key_list(*d));
+  }
+  for (const char* q : kPerRequestQuantities) {
+    const auto [mv, pv] = quantity_values(out.pairs, q);
+    out.figures.push_back(per_request_figures(q, mv, pv, tolerances));
+  }
+  return out;
 }
 
 Comparison compare(const ReplayRun& measured, const std::vector<io::RequestRecord>& predicted,
@@ -273,6 +543,7 @@ Comparison compare(const ReplayRun& measured, const std::vector<io::RequestRecor
                       " measured requests failed and are left out");
   }
   if (measured.interrupted) c.notes.push_back("the replay was cut short: " + measured.stop_reason);
+  c.per_request = compare_per_request(measured_records(measured), predicted, tolerances, c.notes);
   return c;
 }
 
@@ -290,9 +561,23 @@ std::string comparison_table(const Comparison& c) {
        << pad(fixed(r.predicted), 12) << pad(err, 10) << pad(tol, 11)
        << (r.exceeded ? "  EXCEEDED" : "") << '\n';
   }
+  const PerRequest& pr = c.per_request;
+  os << "per request (" << pr.pairs.size() << " pairs)\n";
+  os << pad("quantity", 12, true) << pad("pairs", 7) << pad("pearson", 9) << pad("spearman", 9)
+     << pad("med|err| ms", 13) << pad("med|rel err|", 14) << pad("mean rel err", 14)
+     << "  tolerance\n";
+  for (const PerRequestFigures& f : pr.figures) {
+    os << pad(f.name + "_ms", 12, true) << pad(std::to_string(f.n), 7)
+       << pad(figure_text(f.pearson, 3), 9) << pad(figure_text(f.spearman, 3), 9)
+       << pad(figure_text(f.median_abs_error_ms, 2), 13)
+       << pad(figure_text(f.median_abs_rel_error_percent, 1, "%"), 14)
+       << pad(signed_percent(f.mean_rel_error_percent), 14) << "  " << per_request_tolerance_text(f)
+       << (f.exceeded ? "  EXCEEDED" : "") << '\n';
+  }
   for (const auto& n : c.notes) os << "note: " << n << '\n';
   std::int64_t exceeded = 0;
   for (const auto& r : c.rows) exceeded += r.exceeded ? 1 : 0;
+  for (const auto& f : pr.figures) exceeded += f.exceeded ? 1 : 0;
   os << (exceeded > 0 ? "FAIL: " + std::to_string(exceeded) + " tolerance(s) exceeded\n"
                       : std::string("PASS: within every tolerance given\n"));
   return os.str();
@@ -317,6 +602,43 @@ std::string comparison_json(const Comparison& c) {
     rows.push_back(o);
   }
   j["metrics"] = rows;
+  const PerRequest& pr = c.per_request;
+  io::Json per;
+  per["pairs_count"] = static_cast<std::int64_t>(pr.pairs.size());
+  per["measured_unpaired"] = pr.measured_unpaired;
+  per["predicted_unpaired"] = pr.predicted_unpaired;
+  per["measured_duplicates"] = pr.measured_duplicates;
+  per["predicted_duplicates"] = pr.predicted_duplicates;
+  for (const PerRequestFigures& f : pr.figures) {
+    io::Json o;
+    o["n"] = f.n;
+    o["pearson"] = optional_json(f.pearson);
+    o["spearman"] = optional_json(f.spearman);
+    o["median_abs_error_ms"] = optional_json(f.median_abs_error_ms);
+    o["median_abs_rel_error_percent"] = optional_json(f.median_abs_rel_error_percent);
+    o["mean_rel_error_percent"] = optional_json(f.mean_rel_error_percent);
+    o["tolerance_median_abs_rel_percent"] = optional_json(f.tolerance_median_abs_rel);
+    o["tolerance_corr"] = optional_json(f.tolerance_corr);
+    o["exceeded"] = f.exceeded;
+    per[f.name] = o;
+  }
+  io::Json pairs = io::Json::array();
+  for (const RequestPair& r : pr.pairs) {
+    io::Json o;
+    o["conversation_id"] = r.conversation_id;
+    o["turn"] = r.turn;
+    o["measured_ttft_ms"] = io::json_number_or_null(r.measured.ttft_ms);
+    o["predicted_ttft_ms"] = io::json_number_or_null(r.predicted.ttft_ms);
+    o["measured_tpot_ms"] = optional_json(tpot_of(r.measured));
+    o["predicted_tpot_ms"] = optional_json(tpot_of(r.predicted));
+    o["measured_latency_ms"] = io::json_number_or_null(r.measured.latency_ms);
+    o["predicted_latency_ms"] = io::json_number_or_null(r.predicted.latency_ms);
+    o["measured_cached_tokens"] = r.measured.cached_tokens;
+    o["predicted_cached_tokens"] = r.predicted.cached_tokens;
+    pairs.push_back(o);
+  }
+  per["pairs"] = pairs;
+  j["per_request"] = per;
   j["notes"] = c.notes;
   j["pass"] = !c.exceeded();
   return io::json_text(j, 2);
@@ -334,8 +656,70 @@ std::string comparison_markdown(const Comparison& c) {
        << fixed(r.predicted) << " | " << err << " | " << tol << (r.exceeded ? " exceeded" : "")
        << " |\n";
   }
+  os << "\nPer request (" << c.per_request.pairs.size() << " pairs):\n\n"
+     << "| quantity | pairs | Pearson | Spearman | median abs error (ms) | median abs rel error | "
+        "mean rel error | tolerance |\n|---|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const PerRequestFigures& f : c.per_request.figures) {
+    const std::string tol = per_request_tolerance_text(f);
+    os << "| " << f.name << " | " << f.n << " | " << figure_text(f.pearson, 3) << " | "
+       << figure_text(f.spearman, 3) << " | " << figure_text(f.median_abs_error_ms, 2) << " | "
+       << figure_text(f.median_abs_rel_error_percent, 1, " %") << " | "
+       << signed_percent(f.mean_rel_error_percent) << " | " << (tol == "-" ? "" : tol)
+       << (f.exceeded ? " exceeded" : "") << " |\n";
+  }
   return os.str();
 }
+
+namespace {
+
+// The per-request section: a scatter plot per quantity, the figures, and the pairs, worst TTFT
+// prediction first.
+void html_per_request(std::ostream& os, const PerRequest& pr) {
+  os << "<h2>Per request (" << pr.pairs.size() << " pairs)</h2>\n<div class='plots'>\n";
+  for (const char* q : kPerRequestQuantities) {
+    const auto [m, p] = quantity_values(pr.pairs, q);
+    const std::string name = q;
+    os << svg_scatter(name == "latency" ? name : (name == "ttft" ? "TTFT" : "TPOT"), m, p);
+  }
+  os << "</div>\n<p>One point a request; the dashed line is y = x (predicted = measured).</p>\n";
+  os << "<table><tr><th>quantity</th><th>pairs</th><th>Pearson</th><th>Spearman</th><th>median "
+        "|error| (ms)</th><th>median |relative error|</th><th>mean relative "
+        "error</th><th>tolerance</th></tr>\n";
+  for (const PerRequestFigures& f : pr.figures) {
+    os << "<tr" << (f.exceeded ? " class='bad'" : "") << "><td>" << f.name << "</td><td>" << f.n
+       << "</td><td>" << figure_text(f.pearson, 3) << "</td><td>" << figure_text(f.spearman, 3)
+       << "</td><td>" << figure_text(f.median_abs_error_ms, 2) << "</td><td>"
+       << figure_text(f.median_abs_rel_error_percent, 1, " %") << "</td><td>"
+       << signed_percent(f.mean_rel_error_percent) << "</td><td>"
+       << html_escape(per_request_tolerance_text(f)) << "</td></tr>\n";
+  }
+  os << "</table>\n";
+  std::vector<const RequestPair*> sorted;
+  for (const RequestPair& r : pr.pairs) sorted.push_back(&r);
+  const auto ttft_error = [](const RequestPair* r) {
+    return std::fabs(r->predicted.ttft_ms - r->measured.ttft_ms);
+  };
+  std::stable_sort(sorted.begin(), sorted.end(), [&](const RequestPair* a, const RequestPair* b) {
+    return ttft_error(a) > ttft_error(b);
+  });
+  os << "<h3>Requests, largest TTFT error first</h3>\n<table><tr><th>conversation</th><th>turn</"
+        "th><th>TTFT measured</th><th>TTFT predicted</th><th>TTFT error</th><th>TPOT "
+        "measured</th><th>TPOT predicted</th><th>latency measured</th><th>latency "
+        "predicted</th><th>cached measured</th><th>cached predicted</th></tr>\n";
+  for (const RequestPair* r : sorted) {
+    os << "<tr><td>" << html_escape(r->conversation_id) << "</td><td>" << r->turn << "</td><td>"
+       << fixed(r->measured.ttft_ms) << "</td><td>" << fixed(r->predicted.ttft_ms) << "</td><td>"
+       << fixed(r->predicted.ttft_ms - r->measured.ttft_ms) << "</td><td>"
+       << figure_text(tpot_of(r->measured), 2) << "</td><td>"
+       << figure_text(tpot_of(r->predicted), 2) << "</td><td>" << fixed(r->measured.latency_ms)
+       << "</td><td>" << fixed(r->predicted.latency_ms) << "</td><td>" << r->measured.cached_tokens
+       << "</td><td>" << r->predicted.cached_tokens << "</td></tr>\n";
+  }
+  os << "</table>\n<p>Times in ms; error = predicted - measured; cached = prompt tokens served "
+        "from the prefix cache.</p>\n";
+}
+
+}  // namespace
 
 std::string comparison_html(const Comparison& c) {
   std::ostringstream os;
@@ -374,7 +758,9 @@ std::string comparison_html(const Comparison& c) {
     if (it != c.samples.end()) os << svg_cdf(name, it->second.first, it->second.second);
   }
   os << "</div>\n<p>Solid: measured; dashed: predicted by kvsim for the same "
-        "workload.</p>\n</body></html>\n";
+        "workload.</p>\n";
+  html_per_request(os, c.per_request);
+  os << "</body></html>\n";
   return os.str();
 }
 
