@@ -136,6 +136,7 @@ engine_states() {
     /^cpu_engine:restored_tokens_total/ {t=$2} END {printf "%d %d %d\n", s, r, t}'
 }
 read -r SAVED0 RESTORED0 TOKENS0 < <(engine_states)
+LOG_LINES0=$(wc -l < "$WORK/server.err")
 log "replaying for real"
 "$KVSIM" replay "$WORK/cpu-tiny-llama.yaml" --url "$URL" --model tiny-llama --tokenize --out "$WORK/replay.json" \
   --first-token-timeout 120 --max-duration 600
@@ -150,6 +151,17 @@ set -e
 read -r SAVED1 RESTORED1 TOKENS1 < <(engine_states)
 STATES="$((SAVED1 - SAVED0)) sequence states saved to files and $((RESTORED1 - RESTORED0)) loaded back into a sequence ($((TOKENS1 - TOKENS0)) tokens of KV)"
 log "engine during the replay: $STATES"
+# What the engine's log says of the replay's requests (validation/cpu-engine/server.mjs): the time
+# a request spent preparing its sequence (waiting for the sequence's save, saving what it
+# erases, loading a saved state: each waits for the llama.cpp context between batches).
+PREPARE=$(tail -n +"$((LOG_LINES0 + 1))" "$WORK/server.err" | python3 -c '
+import re, sys
+ms = [float(m.group(1)) for m in (re.search(r"reused; waited [0-9.]+ ms for a sequence, ([0-9.]+) ms to prepare", l) for l in sys.stdin) if m]
+slow = [x for x in ms if x >= 1.0]
+print("%d requests, %d of them spent %.0f ms on average (max %.0f ms) preparing their sequence (saves, loads and the waits for the engine between batches)"
+      % (len(ms), len(slow), sum(slow) / len(slow) if slow else 0, max(slow) if slow else 0))')
+log "engine during the replay: $PREPARE"
+STATES="$STATES; $PREPARE"
 if [ "${KVSIM_E2E_UPDATE_DOCS:-0}" = 1 ]; then
   {
     echo "Measured on $(uname -m) with $(nproc) cores, the engine on $THREADS thread(s); tolerances: \`$TOLERANCE\`."

@@ -497,7 +497,10 @@ class Engine {
   // {cachedTokens, completionTokens, finishReason}. isAborted() is polled between tokens.
   async generate(slot, prompt, {maxTokens, minTokens, ignoreEos, temperature, seed}, onToken, isAborted) {
     const seq = slot.seq;
+    const prepareStart = performance.now();
     await this.prepareSlot(slot, prompt);
+    const prepareMs = performance.now() - prepareStart;
+    let firstTokenMs = -1;
     // Reuse the common prefix, at most prompt.length - 1 tokens (the last prompt token must be
     // evaluated to get the next-token distribution), and drop the rest of the sequence.
     const cached = Math.min(commonPrefix(seq.contextTokens, prompt), prompt.length - 1);
@@ -520,6 +523,7 @@ class Engine {
           break;
         }
         produced++;
+        if (produced === 1) firstTokenMs = performance.now() - prepareStart - prepareMs;
         this.metrics.generationTokens++;
         slot.heldTokens = prompt.length + produced;
         onToken(this.model.detokenize([token]), produced >= maxTokens);
@@ -533,7 +537,7 @@ class Engine {
       await seq.evaluateWithoutGeneratingNewTokens(prompt.slice(cached));
     }
     this.metrics.success[finishReason]++;
-    return {cachedTokens: cached, completionTokens: produced, finishReason};
+    return {cachedTokens: cached, completionTokens: produced, finishReason, prepareMs, firstTokenMs};
   }
 
   kvUsage() {
@@ -605,6 +609,7 @@ function handleChat(engine, opts, body, req, res) {
   const created = Math.floor(Date.now() / 1000);
   const model = opts.servedModelName;
   let aborted = false;
+  const queuedAt = performance.now();
   const waiting = engine.acquire(prompt);
   res.on("close", () => {
     if (!res.writableFinished) {
@@ -624,6 +629,7 @@ function handleChat(engine, opts, body, req, res) {
       engine.release(slot);
       return;
     }
+    const queueMs = performance.now() - queuedAt;
     const writeChunk = (choices, usage) => {
       const chunk = {id, object: "chat.completion.chunk", created, model, choices};
       if (usage !== undefined) chunk.usage = usage;
@@ -649,6 +655,10 @@ function handleChat(engine, opts, body, req, res) {
           }
         }, () => aborted);
       if (aborted) return;
+      // Where a request's time to first token went (for comparing with a simulation).
+      log(`request ${id}: ${prompt.length} prompt tokens, ${result.cachedTokens} reused; waited ` +
+        `${queueMs.toFixed(1)} ms for a sequence, ${result.prepareMs.toFixed(1)} ms to prepare it ` +
+        `(saves, loads), ${result.firstTokenMs.toFixed(1)} ms to the first token`);
       const usage = {
         prompt_tokens: prompt.length,
         completion_tokens: result.completionTokens,

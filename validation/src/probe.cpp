@@ -504,9 +504,11 @@ std::vector<std::string> widen_for_noise(std::map<std::string, double>& toleranc
     const double from_noise = k * 100.0 * spread;
     const double before = bound;
     bound = std::max(bound, from_noise);
-    lines.push_back(name + " tolerance " + percent(bound) + " = max(" + percent(before) + ", " +
-                    number(k) + " x " + percent(100.0 * spread) + " run-to-run spread of the probe's " +
-                    source + " repeats)");
+    std::ostringstream line;
+    line << name << " tolerance " << percent(bound) << " = max(" << percent(before) << ", "
+         << number(k) << " x " << percent(100.0 * spread) << " run-to-run spread of the probe's "
+         << source << " repeats)";
+    lines.push_back(line.str());
   }
   return lines;
 }
