@@ -377,8 +377,11 @@ StructTable make_engine_table() {
       .integer("long_prefill_token_threshold", &EngineConfig::long_prefill_token_threshold,
                "Most prefill tokens of one request per step; 0 means no cap.",
                Range::closed(0, kMaxTokens))
-      .choice("scheduling_policy", &EngineConfig::scheduling_policy, {"fcfs", "priority"},
-              "Order of waiting requests.")
+      .enumeration<engine::SchedulingPolicy>(
+          "scheduling_policy", &EngineConfig::scheduling_policy,
+          {{"fcfs", engine::SchedulingPolicy::kFcfs},
+           {"priority", engine::SchedulingPolicy::kPriority}},
+          "Order of waiting requests.")
       .boolean("enforce_eager", &EngineConfig::enforce_eager, "Run without CUDA graphs.")
       .integer("tensor_parallel_size", &EngineConfig::tensor_parallel_size,
                "GPUs per engine replica (vLLM --tensor-parallel-size); must divide each "
@@ -475,8 +478,13 @@ StructTable make_profile_params_table() {
 StructTable make_compute_table() {
   using models::ComputeSpec;
   return TableBuilder<ComputeSpec>("ComputeSpec", "How long one engine step takes.")
-      .choice("kind", &ComputeSpec::kind, {"auto", "roofline", "profile", "fitted"},
-              "auto: the shipped calibration (models/profiles/) measured on the scenario's GPU "
+      .enumeration<models::ComputeKind>(
+          "kind", &ComputeSpec::kind,
+          {{"auto", models::ComputeKind::kAuto},
+           {"roofline", models::ComputeKind::kRoofline},
+           {"profile", models::ComputeKind::kProfile},
+           {"fitted", models::ComputeKind::kFitted}},
+          "auto: the shipped calibration (models/profiles/) measured on the scenario's GPU "
               "with a model of the same shape, dtype and tensor-parallel degree, else the "
               "roofline; roofline: from the GPU's and model's figures; profile: interpolated "
               "measured kernel tables; fitted: a compact model fitted to them "
@@ -486,11 +494,11 @@ StructTable make_compute_table() {
       .nested("profile", &ComputeSpec::profile, profile_params_table(),
               "Profile and fitted model parameters.")
       .check([](ComputeSpec& c, const KeyGiven&, std::vector<FieldIssue>& issues) {
-        if (c.kind == "profile" && c.profile.bundle_dir.empty()) {
+        if (c.kind == models::ComputeKind::kProfile && c.profile.bundle_dir.empty()) {
           issue(issues, "compute.profile.bundle_dir", ProblemClass::kMissingRequired,
                 "kind profile needs a profile bundle folder");
         }
-        if (c.kind == "fitted" && c.profile.fitted_path.empty()) {
+        if (c.kind == models::ComputeKind::kFitted && c.profile.fitted_path.empty()) {
           issue(issues, "compute.profile.fitted_path", ProblemClass::kMissingRequired,
                 "kind fitted needs the YAML written by `kvsim calibrate`");
         }
@@ -558,8 +566,11 @@ StructTable make_clients_table() {
                Range::at_least(1))
       .integer("max_active_conversations", &ClientSpec::max_active_conversations,
                "Active conversations over all clients; 0 means num_clients.", Range::at_least(0))
-      .choice("conversation_sampling", &ClientSpec::conversation_sampling,
-              {"round_robin", "random"}, "How a client picks its next active conversation.")
+      .enumeration<workload::ConversationSampling>(
+          "conversation_sampling", &ClientSpec::conversation_sampling,
+          {{"round_robin", workload::ConversationSampling::kRoundRobin},
+           {"random", workload::ConversationSampling::kRandom}},
+          "How a client picks its next active conversation.")
       .real("request_rate", &ClientSpec::request_rate,
             "Per-client Poisson rate in requests/s (sleep after each request); 0 means no delay.",
             Range::at_least(0))
@@ -647,16 +658,24 @@ StructTable make_sharegpt_table() {
       .build();
 }
 
+// Each trace format with its spelling, in kTraceFormats' order.
+std::vector<std::pair<std::string, workload::TraceFormat>> trace_format_values() {
+  std::vector<std::pair<std::string, workload::TraceFormat>> out;
+  for (const auto f : workload::kTraceFormats) out.emplace_back(workload::trace_format_name(f), f);
+  return out;
+}
+
 StructTable make_trace_table() {
   using workload::TraceSpec;
   return TableBuilder<TraceSpec>("TraceSpec", "Replay of a request trace (docs/workloads.md).")
       .string("file", &TraceSpec::file,
               "Trace file; a relative path is relative to the scenario file.")
-      .choice("format", &TraceSpec::format,
-              {"auto", "mooncake", "bailian", "azure", "burstgpt", "sharegpt", "openai"},
-              "Trace format; auto detects it from the content.")
-      .choice("mode", &TraceSpec::mode, {"open", "closed"},
-              "open: each request at its timestamp; closed: a turn also waits for its previous turn's answer.")
+      .enumeration<workload::TraceFormat>("format", &TraceSpec::format, trace_format_values(),
+                                          "Trace format; auto detects it from the content.")
+      .enumeration<workload::TraceMode>(
+          "mode", &TraceSpec::mode,
+          {{"open", workload::TraceMode::kOpen}, {"closed", workload::TraceMode::kClosed}},
+          "open: each request at its timestamp; closed: a turn also waits for its previous turn's answer.")
       .real("time_scale", &TraceSpec::time_scale, "Multiplies inter-arrival times.",
             Range::above(0))
       .real("rate_scale", &TraceSpec::rate_scale, "Multiplies the request rate (divides times).",
@@ -721,7 +740,11 @@ StructTable make_workload_table() {
 
 StructTable make_output_table() {
   return TableBuilder<OutputSpec>("OutputSpec", "Where results go.")
-      .choice("format", &OutputSpec::format, {"table", "json", "csv"}, "Summary format.")
+      .enumeration<OutputFormat>("format", &OutputSpec::format,
+                                 {{"table", OutputFormat::kTable},
+                                  {"json", OutputFormat::kJson},
+                                  {"csv", OutputFormat::kCsv}},
+                                 "Summary format.")
       .string("requests_out", &OutputSpec::requests_out,
               "Per-request JSON array file; empty means none.")
       .string("timeseries_out", &OutputSpec::timeseries_out, "Per-step CSV file; empty means none.")
@@ -731,15 +754,21 @@ StructTable make_output_table() {
 StructTable make_kv_tier_table() {
   using engine::KvTierSpec;
   return TableBuilder<KvTierSpec>("KvTierSpec", "One KV-cache tier below the GPU.")
-      .choice("kind", &KvTierSpec::kind, {"host_dram", "local_nvme", "remote"},
-              "host_dram: pinned host memory of each server; local_nvme: each server's NVMe "
+      .enumeration<engine::KvTierKind>("kind", &KvTierSpec::kind,
+                                       {{"host_dram", engine::KvTierKind::kHostDram},
+                                        {"local_nvme", engine::KvTierKind::kLocalNvme},
+                                        {"remote", engine::KvTierKind::kRemote}},
+                                       "host_dram: pinned host memory of each server; local_nvme: each server's NVMe "
               "drives; remote: the network-attached store shared by all servers.")
       .required()
       .bytes("capacity", &KvTierSpec::capacity,
              "KV bytes the tier holds (per server for host_dram and local_nvme).",
              Range::above(0))
       .required()
-      .choice("eviction", &KvTierSpec::eviction, {"lru", "arc"}, "Eviction policy.")
+      .enumeration<engine::EvictionPolicy>(
+          "eviction", &KvTierSpec::eviction,
+          {{"lru", engine::EvictionPolicy::kLru}, {"arc", engine::EvictionPolicy::kArc}},
+          "Eviction policy.")
       .build();
 }
 
@@ -749,8 +778,11 @@ StructTable make_kv_offload_table() {
              "KvOffloadSpec",
              "KV-cache offload: the connector that moves KV blocks out of and back into the GPU, "
              "and the tiers it uses, fastest first.")
-      .choice("connector", &KvOffloadSpec::connector, {"none", "native", "lmcache"},
-              "none: GPU prefix cache only; native: vLLM's OffloadingConnector (asynchronous "
+      .enumeration<engine::KvConnector>("connector", &KvOffloadSpec::connector,
+                                        {{"none", engine::KvConnector::kNone},
+                                         {"native", engine::KvConnector::kNative},
+                                         {"lmcache", engine::KvConnector::kLmcache}},
+                                        "none: GPU prefix cache only; native: vLLM's OffloadingConnector (asynchronous "
               "loads, write-through stores of full blocks, lower tiers behind the first); "
               "lmcache: LMCache (256-token chunks, synchronous loads and stores on the step's "
               "critical path).")
@@ -764,12 +796,12 @@ StructTable make_kv_offload_table() {
       .boolean("offload_prompt_only", &KvOffloadSpec::offload_prompt_only,
                "Store prompt blocks only, not blocks of generated tokens (vLLM's default).")
       .check([](KvOffloadSpec& k, const KeyGiven&, std::vector<FieldIssue>& issues) {
-        if (k.connector != "none" && k.tiers.empty()) {
+        if (k.connector != engine::KvConnector::kNone && k.tiers.empty()) {
           issue(issues, "kv_offload.tiers", ProblemClass::kBadValue,
-                "connector '" + k.connector + "' needs at least one tier");
+                std::string("connector '") + engine::kv_connector_name(k.connector) + "' needs at least one tier");
         }
         int remote = 0;
-        for (const auto& t : k.tiers) remote += t.kind == "remote" ? 1 : 0;
+        for (const auto& t : k.tiers) remote += t.kind == engine::KvTierKind::kRemote ? 1 : 0;
         if (remote > 1) {
           issue(issues, "kv_offload.tiers", ProblemClass::kBadValue, "at most one remote tier");
         }
