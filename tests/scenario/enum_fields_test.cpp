@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,31 +22,18 @@ namespace {
 
 const std::string kCatalog = std::string(KVSIM_TEST_DATA_DIR) + "/fixtures/scenarios/catalog";
 
-// A scenario with one offload tier, so that the tier's fields exist, and the files that
-// compute.kind profile / fitted and workload.kind trace require named (decoding does not read
-// them). Its last section is `workload:`, so lines appended with two spaces extend it.
-const std::string kBase = R"(name: t
-hardware:
-  servers:
-    - gpu: {preset: rtx4090}
-model: {preset: llama-3.1-8b}
-compute:
-  profile: {bundle_dir: bundle, fitted_path: fitted.yaml}
-kv_offload:
-  connector: native
-  tiers:
-    - {kind: host_dram, capacity: 16GiB}
-workload:
-  trace: {file: trace.jsonl}
-  generation:
-    num_conversations: 2
-    prompt_input:
-      num_turns: {distribution: constant, value: 2}
-      prefix_num_tokens: {distribution: constant, value: 10}
-      num_tokens: {distribution: constant, value: 10}
-    prompt_output:
-      num_tokens: {distribution: constant, value: 10}
-)";
+// The deployment tests' scenario (two RTX 4090s with a DRAM tier; its last section is
+// `workload:`), with the files that workload.kind trace and compute.kind profile / fitted
+// require named (decoding does not read them).
+const std::string kBase = [] {
+  std::ifstream in(std::string(KVSIM_TEST_DATA_DIR) + "/fixtures/scenarios/deployment.yaml");
+  std::stringstream text;
+  text << in.rdbuf()
+       << "  trace: {file: trace.jsonl}\n"
+          "compute:\n"
+          "  profile: {bundle_dir: bundle, fitted_path: fitted.yaml}\n";
+  return text.str();
+}();
 
 struct EnumField {
   std::string path;  // dotted, as --set writes it
@@ -67,8 +56,8 @@ const std::vector<EnumField>& enum_fields() {
        "model: {preset: llama-3.1-8b, dtype: bogus}",
        {"bf16", "fp16", "fp8", "int8", "int4"}},
       {"engine.scheduling_policy",
-       "",
-       "engine: {scheduling_policy: bogus}\n",
+       "scheduling_policy: fcfs",
+       "scheduling_policy: bogus",
        {"fcfs", "priority"}},
       {"compute.kind",
        "compute:\n",
@@ -79,12 +68,12 @@ const std::vector<EnumField>& enum_fields() {
        "connector: bogus",
        {"none", "native", "lmcache"}},
       {"kv_offload.tiers.0.kind",
-       "{kind: host_dram,",
-       "{kind: bogus,",
+       "kind: host_dram",
+       "kind: bogus",
        {"host_dram", "local_nvme", "remote"}},
       {"kv_offload.tiers.0.eviction",
-       "capacity: 16GiB}",
-       "capacity: 16GiB, eviction: bogus}",
+       "capacity: 16GiB",
+       "capacity: 16GiB\n      eviction: bogus",
        {"lru", "arc"}},
       {"routing.policy",
        "",
