@@ -223,7 +223,8 @@ std::vector<CurveRow> cache_curve(const CurveRequest& o) {
     throw InputError("", 0, 0, "rules: unknown rules '" + o.rules + "' (published or vllm)");
   }
   workload::TraceReadOptions ro;
-  if (!o.trace_format.empty()) ro.format = workload::parse_trace_format(o.trace_format, "trace.format");
+  if (!o.trace_format.empty())
+    ro.format = workload::parse_trace_format(o.trace_format, "trace.format");
   ro.hash_block_tokens = o.block_tokens;
   workload::validate_window(o.window, "cache_curve");
   const auto trace = workload::select(workload::read_trace(o.trace, ro), o.window);

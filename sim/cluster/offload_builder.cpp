@@ -226,11 +226,11 @@ void report_offload(const Scenario& sc, const OffloadCluster& oc, double seconds
     t.capacity_bytes = spec.capacity.value;
     for (const auto& r : reports) {
       // A remote tier is named by its kind, the others "<server>/<kind>".
-      const bool match = spec.kind == engine::KvTierKind::kRemote
-                             ? r.name == t.kind
-                             : r.name.size() > t.kind.size() &&
-                                   r.name.compare(r.name.size() - t.kind.size(), t.kind.size(),
-                                                  t.kind) == 0;
+      const bool match =
+          spec.kind == engine::KvTierKind::kRemote
+              ? r.name == t.kind
+              : r.name.size() > t.kind.size() &&
+                    r.name.compare(r.name.size() - t.kind.size(), t.kind.size(), t.kind) == 0;
       if (!match) continue;
       t.hit_tokens += r.hit_tokens;
       t.bytes_read += r.bytes_read.value;

@@ -323,8 +323,9 @@ std::vector<HardwareOption> hardware_options(const scenario::Scenario& variant, 
     const bool remote = tier.kind == engine::KvTierKind::kRemote;
     // A tier as the scenario's YAML writes it.
     const auto tier_yaml = [](const engine::KvTierSpec& t, const std::string& capacity) {
-      return std::string("{kind: ") + engine::kv_tier_kind_name(t.kind) + ", capacity: " +
-             capacity + ", eviction: " + engine::eviction_policy_name(t.eviction) + "}";
+      return std::string("{kind: ") + engine::kv_tier_kind_name(t.kind) +
+             ", capacity: " + capacity + ", eviction: " + engine::eviction_policy_name(t.eviction) +
+             "}";
     };
     std::vector<std::string> sizes;
     if (remote) {

@@ -345,10 +345,11 @@ StructTable make_engine_table() {
                "Most sequences in one step; 0: vllm serve's default (1024 on GPUs with 70 GiB or "
                "more but the A100, else 256).",
                Range::at_least(0))
-      .integer("max_num_batched_tokens", &EngineConfig::max_num_batched_tokens,
-               "Token budget of one step; 0: vllm serve's default (8192 on GPUs with 70 GiB or more "
-               "but the A100, else 2048).",
-               Range::closed(0, kMaxTokens))
+      .integer(
+          "max_num_batched_tokens", &EngineConfig::max_num_batched_tokens,
+          "Token budget of one step; 0: vllm serve's default (8192 on GPUs with 70 GiB or more "
+          "but the A100, else 2048).",
+          Range::closed(0, kMaxTokens))
       .real("gpu_memory_utilization", &EngineConfig::gpu_memory_utilization,
             "Fraction of GPU memory the instance may use (weights, activations, KV cache).",
             Range::open_closed(0, 1))
@@ -377,11 +378,10 @@ StructTable make_engine_table() {
       .integer("long_prefill_token_threshold", &EngineConfig::long_prefill_token_threshold,
                "Most prefill tokens of one request per step; 0 means no cap.",
                Range::closed(0, kMaxTokens))
-      .enumeration<engine::SchedulingPolicy>(
-          "scheduling_policy", &EngineConfig::scheduling_policy,
-          {{"fcfs", engine::SchedulingPolicy::kFcfs},
-           {"priority", engine::SchedulingPolicy::kPriority}},
-          "Order of waiting requests.")
+      .enumeration<engine::SchedulingPolicy>("scheduling_policy", &EngineConfig::scheduling_policy,
+                                             {{"fcfs", engine::SchedulingPolicy::kFcfs},
+                                              {"priority", engine::SchedulingPolicy::kPriority}},
+                                             "Order of waiting requests.")
       .boolean("enforce_eager", &EngineConfig::enforce_eager, "Run without CUDA graphs.")
       .integer("tensor_parallel_size", &EngineConfig::tensor_parallel_size,
                "GPUs per engine replica (vLLM --tensor-parallel-size); must divide each "
@@ -485,11 +485,11 @@ StructTable make_compute_table() {
            {"profile", models::ComputeKind::kProfile},
            {"fitted", models::ComputeKind::kFitted}},
           "auto: the shipped calibration (models/profiles/) measured on the scenario's GPU "
-              "with a model of the same shape, dtype and tensor-parallel degree, else the "
-              "roofline; roofline: from the GPU's and model's figures; profile: interpolated "
-              "measured kernel tables; fitted: a compact model fitted to them "
-              "(docs/calibration.md). A profile of another GPU, model or degree is rescaled by "
-              "the roofline, with a note.")
+          "with a model of the same shape, dtype and tensor-parallel degree, else the "
+          "roofline; roofline: from the GPU's and model's figures; profile: interpolated "
+          "measured kernel tables; fitted: a compact model fitted to them "
+          "(docs/calibration.md). A profile of another GPU, model or degree is rescaled by "
+          "the roofline, with a note.")
       .nested("roofline", &ComputeSpec::roofline, roofline_table(), "Roofline parameters.")
       .nested("profile", &ComputeSpec::profile, profile_params_table(),
               "Profile and fitted model parameters.")
@@ -675,13 +675,14 @@ StructTable make_trace_table() {
       .enumeration<workload::TraceMode>(
           "mode", &TraceSpec::mode,
           {{"open", workload::TraceMode::kOpen}, {"closed", workload::TraceMode::kClosed}},
-          "open: each request at its timestamp; closed: a turn also waits for its previous turn's answer.")
+          "open: each request at its timestamp; closed: a turn also waits for its previous turn's "
+          "answer.")
       .real("time_scale", &TraceSpec::time_scale, "Multiplies inter-arrival times.",
             Range::above(0))
       .real("rate_scale", &TraceSpec::rate_scale, "Multiplies the request rate (divides times).",
             Range::above(0))
-      .time("start", &TraceSpec::start, "Start of the replayed window, in the trace's time; re-based to 0.",
-            Range::at_least(0))
+      .time("start", &TraceSpec::start,
+            "Start of the replayed window, in the trace's time; re-based to 0.", Range::at_least(0))
       .time("duration", &TraceSpec::duration, "Length of the replayed window; 0 means to the end.",
             Range::at_least(0))
       .int64("max_requests", &TraceSpec::max_requests, "Requests to replay; 0 means all.",
@@ -754,16 +755,16 @@ StructTable make_output_table() {
 StructTable make_kv_tier_table() {
   using engine::KvTierSpec;
   return TableBuilder<KvTierSpec>("KvTierSpec", "One KV-cache tier below the GPU.")
-      .enumeration<engine::KvTierKind>("kind", &KvTierSpec::kind,
-                                       {{"host_dram", engine::KvTierKind::kHostDram},
-                                        {"local_nvme", engine::KvTierKind::kLocalNvme},
-                                        {"remote", engine::KvTierKind::kRemote}},
-                                       "host_dram: pinned host memory of each server; local_nvme: each server's NVMe "
-              "drives; remote: the network-attached store shared by all servers.")
+      .enumeration<engine::KvTierKind>(
+          "kind", &KvTierSpec::kind,
+          {{"host_dram", engine::KvTierKind::kHostDram},
+           {"local_nvme", engine::KvTierKind::kLocalNvme},
+           {"remote", engine::KvTierKind::kRemote}},
+          "host_dram: pinned host memory of each server; local_nvme: each server's NVMe "
+          "drives; remote: the network-attached store shared by all servers.")
       .required()
       .bytes("capacity", &KvTierSpec::capacity,
-             "KV bytes the tier holds (per server for host_dram and local_nvme).",
-             Range::above(0))
+             "KV bytes the tier holds (per server for host_dram and local_nvme).", Range::above(0))
       .required()
       .enumeration<engine::EvictionPolicy>(
           "eviction", &KvTierSpec::eviction,
@@ -778,14 +779,15 @@ StructTable make_kv_offload_table() {
              "KvOffloadSpec",
              "KV-cache offload: the connector that moves KV blocks out of and back into the GPU, "
              "and the tiers it uses, fastest first.")
-      .enumeration<engine::KvConnector>("connector", &KvOffloadSpec::connector,
-                                        {{"none", engine::KvConnector::kNone},
-                                         {"native", engine::KvConnector::kNative},
-                                         {"lmcache", engine::KvConnector::kLmcache}},
-                                        "none: GPU prefix cache only; native: vLLM's OffloadingConnector (asynchronous "
-              "loads, write-through stores of full blocks, lower tiers behind the first); "
-              "lmcache: LMCache (256-token chunks, synchronous loads and stores on the step's "
-              "critical path).")
+      .enumeration<engine::KvConnector>(
+          "connector", &KvOffloadSpec::connector,
+          {{"none", engine::KvConnector::kNone},
+           {"native", engine::KvConnector::kNative},
+           {"lmcache", engine::KvConnector::kLmcache}},
+          "none: GPU prefix cache only; native: vLLM's OffloadingConnector (asynchronous "
+          "loads, write-through stores of full blocks, lower tiers behind the first); "
+          "lmcache: LMCache (256-token chunks, synchronous loads and stores on the step's "
+          "critical path).")
       .integer("chunk_tokens", &KvOffloadSpec::chunk_tokens,
                "Tier granularity in tokens, a multiple of block_size; 0: one block (native) or "
                "256 (lmcache).",
@@ -798,7 +800,8 @@ StructTable make_kv_offload_table() {
       .check([](KvOffloadSpec& k, const KeyGiven&, std::vector<FieldIssue>& issues) {
         if (k.connector != engine::KvConnector::kNone && k.tiers.empty()) {
           issue(issues, "kv_offload.tiers", ProblemClass::kBadValue,
-                std::string("connector '") + engine::kv_connector_name(k.connector) + "' needs at least one tier");
+                std::string("connector '") + engine::kv_connector_name(k.connector) +
+                    "' needs at least one tier");
         }
         int remote = 0;
         for (const auto& t : k.tiers) remote += t.kind == engine::KvTierKind::kRemote ? 1 : 0;
