@@ -1,5 +1,6 @@
 #pragma once
 // Which compute model a scenario uses and its parameters (the `compute:` section).
+#include <cstdint>
 #include <string>
 
 namespace kvsim::models {
@@ -60,12 +61,31 @@ struct ProfileParams {
   bool full_cuda_graphs = true;
 };
 
+// Which compute model times the engine's steps. auto: the shipped calibration matching the
+// scenario's GPU, model, dtype and TP degree, the roofline otherwise
+// (sim/cluster/compute_factory.hpp); roofline; profile: measured kernel tables; fitted: a
+// compact model fitted to them.
+enum class ComputeKind : std::uint8_t { kAuto, kRoofline, kProfile, kFitted };
+
+// The scenario's spelling: "auto", "roofline", "profile", "fitted".
+constexpr const char* compute_kind_name(ComputeKind k) {
+  switch (k) {
+    case ComputeKind::kAuto:
+      return "auto";
+    case ComputeKind::kRoofline:
+      return "roofline";
+    case ComputeKind::kProfile:
+      return "profile";
+    case ComputeKind::kFitted:
+      return "fitted";
+  }
+  return "auto";
+}
+
 struct ComputeSpec {
-  // auto: the shipped calibration matching the scenario's GPU, model, dtype and TP degree, the
-  // roofline otherwise (sim/cluster/compute_factory.hpp); roofline; profile; fitted.
-  std::string kind = "auto";
+  ComputeKind kind = ComputeKind::kAuto;
   RooflineParams roofline;
-  ProfileParams profile;  // used by kind "profile" and "fitted"
+  ProfileParams profile;  // used by kinds profile and fitted
 };
 
 }  // namespace kvsim::models

@@ -223,7 +223,8 @@ std::vector<CurveRow> cache_curve(const CurveRequest& o) {
     throw InputError("", 0, 0, "rules: unknown rules '" + o.rules + "' (published or vllm)");
   }
   workload::TraceReadOptions ro;
-  if (!o.trace_format.empty()) ro.format = o.trace_format;
+  if (!o.trace_format.empty())
+    ro.format = workload::parse_trace_format(o.trace_format, "trace.format");
   ro.hash_block_tokens = o.block_tokens;
   workload::validate_window(o.window, "cache_curve");
   const auto trace = workload::select(workload::read_trace(o.trace, ro), o.window);
@@ -263,7 +264,7 @@ std::vector<CurveRow> cache_curve(const CurveRequest& o) {
     for (std::size_t i = 0; i < tiers.size(); ++i) {
       auto r = row(tiers[i].capacity_blocks);
       r.tier = tiers[i].name;
-      r.policy = i < levels.size() ? analysis::eviction_policy_name(levels[i].policy) : "-";
+      r.policy = i < levels.size() ? engine::eviction_policy_name(levels[i].policy) : "-";
       r.token_hit_rate_percent = 100.0 * tiers[i].token_hit_rate;
       r.request_hit_rate_percent = 100.0 * tiers[i].request_hit_rate;
       r.hit_tokens = tiers[i].hit_tokens;

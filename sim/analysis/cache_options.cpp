@@ -20,10 +20,6 @@ engine::EvictionPolicy parse_eviction_policy(const std::string& name, const std:
   throw InputError("", 0, 0, where + ": unknown policy '" + name + "' (lru or arc)");
 }
 
-const char* eviction_policy_name(engine::EvictionPolicy policy) {
-  return policy == engine::EvictionPolicy::kArc ? "arc" : "lru";
-}
-
 std::int64_t parse_capacity_blocks(const std::string& text, const std::string& where, int block_tokens,
                                    double kv_bytes_per_token) {
   constexpr double kMaxBlocks = 9007199254740992.0;  // 2^53: exact in a double

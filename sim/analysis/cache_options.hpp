@@ -15,9 +15,9 @@ namespace kvsim::analysis {
 // of sqrt(2) apart (1000 * 2^(k/2) rounded, k = -3..16).
 std::vector<std::int64_t> default_curve_capacities();
 
-// "lru" or "arc"; InputError naming `where` otherwise.
+// "lru" or "arc"; InputError naming `where` otherwise. engine::eviction_policy_name (through
+// sim/engine/kv_tier.hpp) writes a policy back.
 engine::EvictionPolicy parse_eviction_policy(const std::string& name, const std::string& where);
-const char* eviction_policy_name(engine::EvictionPolicy policy);
 
 // A capacity: a block count ("4000"), tokens ("2Mtok", "40000tok") or bytes of the model's KV
 // ("64GiB", "2TB"), in whole hash blocks of `block_tokens` (rounded down, at least one, at most

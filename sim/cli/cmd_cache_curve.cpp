@@ -42,7 +42,7 @@ std::string to_upper_copy(std::string s) {
   return s;
 }
 
-using analysis::eviction_policy_name;
+using engine::eviction_policy_name;
 
 struct Sizes {
   double tokens;
@@ -225,7 +225,8 @@ int cmd_cache_curve(CurveOptions o, const CommonOptions& common) {
   const auto model = catalog_model(load_catalog(common), o.model);
   const double bytes_per_token = model.kv_bytes_per_token().as_double();
   workload::TraceReadOptions ro;
-  if (!o.flags.format.empty()) ro.format = o.flags.format;
+  if (!o.flags.format.empty())
+    ro.format = workload::parse_trace_format(o.flags.format, "--trace-format");
   ro.hash_block_tokens = o.block_tokens;
   const auto window = trace_window(o.flags);
   workload::validate_window(window, "--");

@@ -172,12 +172,16 @@ int cmd_run(const RunOptions& ro, const CommonOptions& co) {
   if (!ro.warmup_set && !sc.workload.warmup_percentages.empty()) warmup = sc.workload.warmup_percentages.front();
   const auto summary = io::summarize(result.requests, result.info, warmup);
   std::ostringstream out;
-  if (sc.output.format == "json") {
-    io::write_summary_json(out, summary, result.info);
-  } else if (sc.output.format == "csv") {
-    io::write_summary_csv(out, summary, result.info);
-  } else {
-    io::write_table(out, summary, result.info);
+  switch (sc.output.format) {
+    case scenario::OutputFormat::kJson:
+      io::write_summary_json(out, summary, result.info);
+      break;
+    case scenario::OutputFormat::kCsv:
+      io::write_summary_csv(out, summary, result.info);
+      break;
+    case scenario::OutputFormat::kTable:
+      io::write_table(out, summary, result.info);
+      break;
   }
   std::cout << out.str();
   std::cout.flush();

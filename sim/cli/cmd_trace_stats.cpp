@@ -128,7 +128,8 @@ void write_table(std::ostream& out, const analysis::TraceStats& s) {
 
 int cmd_trace_stats(const StatsOptions& o) {
   workload::TraceReadOptions ro;
-  if (!o.flags.format.empty()) ro.format = o.flags.format;
+  if (!o.flags.format.empty())
+    ro.format = workload::parse_trace_format(o.flags.format, "--trace-format");
   ro.hash_block_tokens = o.block_tokens;
   const auto window = trace_window(o.flags);
   workload::validate_window(window, "--");

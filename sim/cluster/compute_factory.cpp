@@ -117,32 +117,41 @@ ComputeChoice make_compute_model(const Scenario& sc) {
   ComputeChoice out;
   std::optional<Shipped> fitted;
   out.kind = c.kind;
-  if (c.kind == "auto") {
-    std::string reasons;
-    if (!is_sixteen_bit(sc.model)) {
-      reasons = std::string("the shipped profiles are of BF16 weights and KV, the model is ") +
-                models::dtype_name(sc.model.dtype) + " / KV " +
-                models::dtype_name(sc.model.kv_dtype);
-    } else {
-      for (auto& s : shipped_profiles(sc.profiles_dir, out.notes)) {
-        const std::string why = mismatch(s.coefficients, sc);
-        if (why.empty()) {
-          fitted = std::move(s);
-          break;
+  switch (c.kind) {
+    case models::ComputeKind::kAuto: {
+      std::string reasons;
+      if (!is_sixteen_bit(sc.model)) {
+        reasons = std::string("the shipped profiles are of BF16 weights and KV, the model is ") +
+                  models::dtype_name(sc.model.dtype) + " / KV " +
+                  models::dtype_name(sc.model.kv_dtype);
+      } else {
+        for (auto& s : shipped_profiles(sc.profiles_dir, out.notes)) {
+          const std::string why = mismatch(s.coefficients, sc);
+          if (why.empty()) {
+            fitted = std::move(s);
+            break;
+          }
+        }
+        if (!fitted) {
+          reasons =
+              "no shipped profile of " + (gpu.cuda_name.empty() ? gpu.name : gpu.cuda_name) +
+              " with " + sc.model.name + " at tensor-parallel degree " + std::to_string(tp) +
+              (sc.model.is_moe() ? " with an MoE block" : "") + " in " +
+              (sc.profiles_dir.empty() ? std::string("(no profile folder)") : sc.profiles_dir);
         }
       }
-      if (!fitted) {
-        reasons = "no shipped profile of " + (gpu.cuda_name.empty() ? gpu.name : gpu.cuda_name) +
-                  " with " + sc.model.name + " at tensor-parallel degree " + std::to_string(tp) +
-                  (sc.model.is_moe() ? " with an MoE block" : "") + " in " +
-                  (sc.profiles_dir.empty() ? std::string("(no profile folder)") : sc.profiles_dir);
-      }
+      out.kind = fitted ? models::ComputeKind::kFitted : models::ComputeKind::kRoofline;
+      if (!fitted) out.notes.push_back("compute.kind auto: roofline, because " + reasons);
+      break;
     }
-    out.kind = fitted ? "fitted" : "roofline";
-    if (!fitted) out.notes.push_back("compute.kind auto: roofline, because " + reasons);
-  } else if (c.kind == "fitted") {
-    const std::string path = scenario_relative(sc, c.profile.fitted_path);
-    fitted = Shipped{path, models::load_fitted_yaml(path)};
+    case models::ComputeKind::kFitted: {
+      const std::string path = scenario_relative(sc, c.profile.fitted_path);
+      fitted = Shipped{path, models::load_fitted_yaml(path)};
+      break;
+    }
+    case models::ComputeKind::kRoofline:
+    case models::ComputeKind::kProfile:
+      break;
   }
 
   std::unique_ptr<models::ComputeModel> inner;
@@ -154,99 +163,106 @@ ComputeChoice make_compute_model(const Scenario& sc) {
                                                    c.roofline, tp, layout);
   };
 
-  if (out.kind == "fitted") {
-    const auto& co = fitted->coefficients;
-    out.source = fitted->path;
-    // What differs from the profiled configuration, each a reason to rescale. A profile that
-    // records neither its GPU's figures nor its model's shape was fitted to measurements of a
-    // live deployment (kvsim calibrate --measured): it describes that deployment as it is.
-    const bool deployment_fit = co.model_shape.empty() && co.gpu_figures.empty();
-    std::vector<std::string> diffs;
-    const bool other_gpu =
-        !deployment_fit && (gpu.cuda_name != co.gpu || !same_gpu_figures(co, gpu));
-    std::string shape_why;
-    const bool other_model = !deployment_fit && !models::shape_matches(co, sc.model, &shape_why);
-    if (other_gpu)
-      diffs.push_back("GPU " + (gpu.cuda_name.empty() ? gpu.name : gpu.cuda_name) + " instead of " +
-                      co.gpu);
-    if (other_model)
-      diffs.push_back("model " + sc.model.name + " instead of " + co.model + " (" + shape_why +
-                      ")");
-    if (!deployment_fit && co.tensor_parallel_size != tp) {
-      diffs.push_back("tensor-parallel degree " + std::to_string(tp) + " instead of " +
-                      std::to_string(co.tensor_parallel_size));
+  switch (out.kind) {
+    case models::ComputeKind::kFitted: {
+      const auto& co = fitted->coefficients;
+      out.source = fitted->path;
+      // What differs from the profiled configuration, each a reason to rescale. A profile that
+      // records neither its GPU's figures nor its model's shape was fitted to measurements of a
+      // live deployment (kvsim calibrate --measured): it describes that deployment as it is.
+      const bool deployment_fit = co.model_shape.empty() && co.gpu_figures.empty();
+      std::vector<std::string> diffs;
+      const bool other_gpu =
+          !deployment_fit && (gpu.cuda_name != co.gpu || !same_gpu_figures(co, gpu));
+      std::string shape_why;
+      const bool other_model = !deployment_fit && !models::shape_matches(co, sc.model, &shape_why);
+      if (other_gpu)
+        diffs.push_back("GPU " + (gpu.cuda_name.empty() ? gpu.name : gpu.cuda_name) +
+                        " instead of " + co.gpu);
+      if (other_model)
+        diffs.push_back("model " + sc.model.name + " instead of " + co.model + " (" + shape_why +
+                        ")");
+      if (!deployment_fit && co.tensor_parallel_size != tp) {
+        diffs.push_back("tensor-parallel degree " + std::to_string(tp) + " instead of " +
+                        std::to_string(co.tensor_parallel_size));
+      }
+      if (!deployment_fit && !is_sixteen_bit(sc.model))
+        diffs.push_back(std::string("weights ") + models::dtype_name(sc.model.dtype) + " / KV " +
+                        models::dtype_name(sc.model.kv_dtype) + " instead of BF16");
+      if (diffs.empty()) {
+        inner = std::make_unique<models::FittedModel>(co, sc.model, params, layout);
+      } else {
+        if (other_gpu && co.gpu_figures.size() != models::kGpuFigureFields) {
+          throw scenario_error(
+              sc, "compute.profile.fitted_path",
+              fitted->path + " was measured on " + co.gpu +
+                  " and does not record that GPU's figures, so it cannot be rescaled to " +
+                  (gpu.cuda_name.empty() ? gpu.name : gpu.cuda_name) +
+                  ": fit it again with kvsim calibrate --profile (docs/calibration.md)");
+        }
+        models::ModelSpec as_profiled = other_model ? models::model_of_shape(co) : sc.model;
+        as_profiled.dtype = models::DType::kBf16;
+        as_profiled.kv_dtype = models::DType::kBf16;
+        if (as_profiled.is_moe() && co.moe_layer_us.empty()) {
+          throw scenario_error(
+              sc, "compute.profile.fitted_path",
+              fitted->path + " has no MoE block for the mixture-of-experts model " + sc.model.name);
+        }
+        models::DeviceFigures profiled_gpu = device_figures(gpu, as_profiled);
+        if (other_gpu) {
+          profiled_gpu.memory_bandwidth = BytesPerSec{co.gpu_figures[0]};
+          profiled_gpu.tensor_flops = FlopsPerSec{co.gpu_figures[1]};
+          profiled_gpu.bf16_flops = FlopsPerSec{co.gpu_figures[1]};
+        }
+        const models::MoeLayout profiled_layout{};
+        inner = std::make_unique<models::FittedModel>(co, as_profiled, params, profiled_layout);
+        profiled = std::make_unique<models::RooflineModel>(
+            as_profiled, profiled_gpu, c.roofline, co.tensor_parallel_size, profiled_layout);
+        target = target_roofline();
+        for (const auto& d : diffs) rescale_note += (rescale_note.empty() ? "" : "; ") + d;
+        out.notes.push_back(
+            "the fitted profile " + fitted->path + " is rescaled: " + rescale_note +
+            "; each kernel component (dense, MoE, attention, lm_head) is multiplied by the "
+            "roofline's ratio of this configuration to the profiled one");
+      }
+      break;
     }
-    if (!deployment_fit && !is_sixteen_bit(sc.model))
-      diffs.push_back(std::string("weights ") + models::dtype_name(sc.model.dtype) + " / KV " +
-                      models::dtype_name(sc.model.kv_dtype) + " instead of BF16");
-    if (diffs.empty()) {
-      inner = std::make_unique<models::FittedModel>(co, sc.model, params, layout);
-    } else {
-      if (other_gpu && co.gpu_figures.size() != models::kGpuFigureFields) {
+    case models::ComputeKind::kProfile: {
+      const std::string dir = scenario_relative(sc, c.profile.bundle_dir);
+      const auto degrees = models::profile_bundle_degrees(dir);
+      const bool has_tp = std::find(degrees.begin(), degrees.end(), tp) != degrees.end();
+      const auto bundle =
+          models::load_profile_bundle(dir, has_tp ? tp : (degrees.size() == 1 ? 0 : 1));
+      out.source = bundle.tables_dir;
+      if (!gpu.cuda_name.empty() && !bundle.meta.gpu.empty() && bundle.meta.gpu != gpu.cuda_name) {
         throw scenario_error(
-            sc, "compute.profile.fitted_path",
-            fitted->path + " was measured on " + co.gpu +
-                " and does not record that GPU's figures, so it cannot be rescaled to " +
-                (gpu.cuda_name.empty() ? gpu.name : gpu.cuda_name) +
-                ": fit it again with kvsim calibrate --profile (docs/calibration.md)");
+            sc, "compute.profile.bundle_dir",
+            bundle.dir + " was measured on " + bundle.meta.gpu + ", not on " + gpu.cuda_name +
+                "; a bundle's tables are used only on their own GPU (fit it with kvsim calibrate "
+                "to rescale it to another GPU: docs/calibration.md)");
       }
-      models::ModelSpec as_profiled = other_model ? models::model_of_shape(co) : sc.model;
-      as_profiled.dtype = models::DType::kBf16;
-      as_profiled.kv_dtype = models::DType::kBf16;
-      if (as_profiled.is_moe() && co.moe_layer_us.empty()) {
-        throw scenario_error(
-            sc, "compute.profile.fitted_path",
-            fitted->path + " has no MoE block for the mixture-of-experts model " + sc.model.name);
+      inner = std::make_unique<models::ProfileModel>(bundle, sc.model, params, layout);
+      if (bundle.tensor_parallel_size != tp || !is_sixteen_bit(sc.model)) {
+        models::ModelSpec as_profiled = sc.model;
+        as_profiled.dtype = models::DType::kBf16;
+        as_profiled.kv_dtype = models::DType::kBf16;
+        profiled = std::make_unique<models::RooflineModel>(
+            as_profiled, device_figures(gpu, as_profiled), c.roofline, bundle.tensor_parallel_size,
+            layout);
+        target = target_roofline();
+        rescale_note = "tables of tensor-parallel degree " +
+                       std::to_string(bundle.tensor_parallel_size) + ", BF16";
+        out.notes.push_back("the profile " + bundle.tables_dir +
+                            " is rescaled to tensor-parallel degree " + std::to_string(tp) +
+                            " and " + models::dtype_name(sc.model.dtype) +
+                            " by the roofline's ratio per kernel component");
       }
-      models::DeviceFigures profiled_gpu = device_figures(gpu, as_profiled);
-      if (other_gpu) {
-        profiled_gpu.memory_bandwidth = BytesPerSec{co.gpu_figures[0]};
-        profiled_gpu.tensor_flops = FlopsPerSec{co.gpu_figures[1]};
-        profiled_gpu.bf16_flops = FlopsPerSec{co.gpu_figures[1]};
-      }
-      const models::MoeLayout profiled_layout{};
-      inner = std::make_unique<models::FittedModel>(co, as_profiled, params, profiled_layout);
-      profiled = std::make_unique<models::RooflineModel>(as_profiled, profiled_gpu, c.roofline,
-                                                         co.tensor_parallel_size, profiled_layout);
-      target = target_roofline();
-      for (const auto& d : diffs) rescale_note += (rescale_note.empty() ? "" : "; ") + d;
-      out.notes.push_back(
-          "the fitted profile " + fitted->path + " is rescaled: " + rescale_note +
-          "; each kernel component (dense, MoE, attention, lm_head) is multiplied by the "
-          "roofline's ratio of this configuration to the profiled one");
+      break;
     }
-  } else if (out.kind == "profile") {
-    const std::string dir = scenario_relative(sc, c.profile.bundle_dir);
-    const auto degrees = models::profile_bundle_degrees(dir);
-    const bool has_tp = std::find(degrees.begin(), degrees.end(), tp) != degrees.end();
-    const auto bundle =
-        models::load_profile_bundle(dir, has_tp ? tp : (degrees.size() == 1 ? 0 : 1));
-    out.source = bundle.tables_dir;
-    if (!gpu.cuda_name.empty() && !bundle.meta.gpu.empty() && bundle.meta.gpu != gpu.cuda_name) {
-      throw scenario_error(
-          sc, "compute.profile.bundle_dir",
-          bundle.dir + " was measured on " + bundle.meta.gpu + ", not on " + gpu.cuda_name +
-              "; a bundle's tables are used only on their own GPU (fit it with kvsim calibrate "
-              "to rescale it to another GPU: docs/calibration.md)");
-    }
-    inner = std::make_unique<models::ProfileModel>(bundle, sc.model, params, layout);
-    if (bundle.tensor_parallel_size != tp || !is_sixteen_bit(sc.model)) {
-      models::ModelSpec as_profiled = sc.model;
-      as_profiled.dtype = models::DType::kBf16;
-      as_profiled.kv_dtype = models::DType::kBf16;
-      profiled =
-          std::make_unique<models::RooflineModel>(as_profiled, device_figures(gpu, as_profiled),
-                                                  c.roofline, bundle.tensor_parallel_size, layout);
-      target = target_roofline();
-      rescale_note = "tables of tensor-parallel degree " +
-                     std::to_string(bundle.tensor_parallel_size) + ", BF16";
-      out.notes.push_back("the profile " + bundle.tables_dir +
-                          " is rescaled to tensor-parallel degree " + std::to_string(tp) + " and " +
-                          models::dtype_name(sc.model.dtype) +
-                          " by the roofline's ratio per kernel component");
-    }
-  } else {
-    inner = target_roofline();
+    case models::ComputeKind::kAuto:  // resolved to kFitted or kRoofline above
+    case models::ComputeKind::kRoofline:
+      inner = target_roofline();
+      break;
   }
 
   const bool moe_dp = sc.model.is_moe() && dp > 1;
@@ -271,9 +287,9 @@ ComputeChoice make_compute_model(const Scenario& sc) {
         std::move(inner), sc.model, tp, std::move(all_reduce), std::move(all_gather),
         std::move(profiled), std::move(target), std::move(experts), rescale_note);
   }
-  std::string what = out.kind;
+  std::string what = models::compute_kind_name(out.kind);
   if (!out.source.empty()) what += " " + out.source;
-  if (c.kind == "auto") what = "auto: " + what;
+  if (c.kind == models::ComputeKind::kAuto) what = "auto: " + what;
   out.description = what + " -- " + out.model->describe();
   return out;
 }

@@ -24,7 +24,7 @@ namespace kvsim::cluster {
 
 struct ComputeChoice {
   std::unique_ptr<models::ComputeModel> model;
-  std::string kind;                // roofline, fitted or profile: what runs
+  models::ComputeKind kind = models::ComputeKind::kRoofline;  // what runs: never kAuto
   std::string source;              // the fitted or profile file, empty for the roofline
   std::string description;         // one line: what was used and why
   std::vector<std::string> notes;  // warnings: rescaled, no match found, ...

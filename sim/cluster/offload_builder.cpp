@@ -92,7 +92,7 @@ OffloadCluster build_offload(const Scenario& sc,
   topo.seal();
   oc.network = std::make_unique<hw::FlowNetwork>(topo);
   hw::FlowNetwork& network = *oc.network;
-  const bool lmcache = ko.connector == "lmcache";
+  const bool lmcache = ko.connector == engine::KvConnector::kLmcache;
   const int chunk_blocks = scenario::offload_chunk_tokens(sc) / sc.engine.block_size;
   oc.offload = std::make_unique<engine::OffloadSystem>(
       network, block_bytes, sc.engine.block_size, ko.offload_prompt_only,
@@ -132,23 +132,21 @@ OffloadCluster build_offload(const Scenario& sc,
   }
 
   // Tiers: host_dram and local_nvme one per server, remote one for all.
-  auto policy = [](const std::string& e) {
-    return e == "arc" ? engine::EvictionPolicy::kArc : engine::EvictionPolicy::kLru;
-  };
   std::vector<std::vector<int>> tier_of(ko.tiers.size());  // [tier spec][server] -> tier index
   for (std::size_t t = 0; t < ko.tiers.size(); ++t) {
     const auto& ts = ko.tiers[t];
     const std::int64_t blocks = ts.capacity.value / (block_bytes.value * chunk_blocks);
-    if (ts.kind == "remote") {
-      const int idx = oc.offload->add_tier("remote", blocks, policy(ts.eviction));
+    const std::string kind = engine::kv_tier_kind_name(ts.kind);
+    if (ts.kind == engine::KvTierKind::kRemote) {
+      const int idx = oc.offload->add_tier(kind, blocks, ts.eviction);
       tier_of[t].assign(servers.size(), idx);
       continue;
     }
     for (std::size_t s = 0; s < servers.size(); ++s) {
-      KVSIM_ASSERT(ts.kind != "local_nvme" || servers[s].nvme != hw::kNoNode,
+      KVSIM_ASSERT(ts.kind != engine::KvTierKind::kLocalNvme || servers[s].nvme != hw::kNoNode,
                    "a local_nvme tier without drives");
-      tier_of[t].push_back(oc.offload->add_tier(topo.name(servers[s].host) + "/" + ts.kind, blocks,
-                                                policy(ts.eviction)));
+      tier_of[t].push_back(
+          oc.offload->add_tier(topo.name(servers[s].host) + "/" + kind, blocks, ts.eviction));
     }
   }
 
@@ -162,15 +160,25 @@ OffloadCluster build_offload(const Scenario& sc,
 
   // Each engine's stack: routes from and to its GPU, and between adjacent tiers.
   auto tier_node = [&](std::size_t t, std::size_t s) {
-    const auto& kind = ko.tiers[t].kind;
-    if (kind == "host_dram") return servers[s].host;
-    if (kind == "local_nvme") return servers[s].nvme;
+    switch (ko.tiers[t].kind) {
+      case engine::KvTierKind::kHostDram:
+        return servers[s].host;
+      case engine::KvTierKind::kLocalNvme:
+        return servers[s].nvme;
+      case engine::KvTierKind::kRemote:
+        break;
+    }
     return store;
   };
   auto tier_device = [&](std::size_t t, std::size_t s) -> Device {
-    const auto& kind = ko.tiers[t].kind;
-    if (kind == "host_dram") return Device{};
-    if (kind == "local_nvme") return nvme_dev[s];
+    switch (ko.tiers[t].kind) {
+      case engine::KvTierKind::kHostDram:
+        return Device{};
+      case engine::KvTierKind::kLocalNvme:
+        return nvme_dev[s];
+      case engine::KvTierKind::kRemote:
+        break;
+    }
     return store_dev;
   };
   for (std::size_t e = 0; e < engines.size(); ++e) {
@@ -188,7 +196,7 @@ OffloadCluster build_offload(const Scenario& sc,
       p.write_latency = dev.write_latency;
       p.read_resources = dev.read;
       p.write_resources = dev.write;
-      p.host_memory = ko.tiers[t].kind == "host_dram";
+      p.host_memory = ko.tiers[t].kind == engine::KvTierKind::kHostDram;
       if (dram_res[s] >= 0) {  // every tier's data passes through host memory on a GeForce GPU
         p.read_resources.push_back(dram_res[s]);
         p.write_resources.push_back(dram_res[s]);
@@ -214,14 +222,15 @@ void report_offload(const Scenario& sc, const OffloadCluster& oc, double seconds
   const std::int64_t block_bytes = replica_block_bytes(sc).value;
   for (const auto& spec : sc.kv_offload.tiers) {
     io::TierInfo t;
-    t.kind = spec.kind;
+    t.kind = engine::kv_tier_kind_name(spec.kind);
     t.capacity_bytes = spec.capacity.value;
     for (const auto& r : reports) {
-      const bool match = spec.kind == "remote"
-                             ? r.name == "remote"
-                             : r.name.size() > spec.kind.size() &&
-                                   r.name.compare(r.name.size() - spec.kind.size(),
-                                                  spec.kind.size(), spec.kind) == 0;
+      // A remote tier is named by its kind, the others "<server>/<kind>".
+      const bool match =
+          spec.kind == engine::KvTierKind::kRemote
+              ? r.name == t.kind
+              : r.name.size() > t.kind.size() &&
+                    r.name.compare(r.name.size() - t.kind.size(), t.kind.size(), t.kind) == 0;
       if (!match) continue;
       t.hit_tokens += r.hit_tokens;
       t.bytes_read += r.bytes_read.value;

@@ -210,7 +210,7 @@ Simulation::Impl::Impl(const Scenario& s, std::unique_ptr<workload::Driver> cust
   for (std::size_t i = 0; i < engines.size(); ++i)
     engine_index[engines[i].get()] = static_cast<int>(i);
   router = std::make_unique<Router>(sc.routing, dp, engines);
-  if (sc.kv_offload.connector != "none") {
+  if (sc.kv_offload.connector != engine::KvConnector::kNone) {
     offload_cluster = build_offload(sc, engines);
     topology = offload_cluster.topology.get();
     network = offload_cluster.network.get();

@@ -32,7 +32,7 @@ io::UsageSample UsageSampler::take(SimTime t) {
     const std::int64_t chunk = block * offload.chunk_blocks();
     for (std::size_t k = 0; k < offload_->tier_instances.size(); ++k) {
       io::TierUsage tu;
-      tu.kind = sc_.kv_offload.tiers[k].kind;
+      tu.kind = engine::kv_tier_kind_name(sc_.kv_offload.tiers[k].kind);
       for (const int idx : offload_->tier_instances[k]) {
         tu.bytes_held += offload.tier(idx).size() * chunk;
         tu.capacity_bytes += offload.tier(idx).capacity() * chunk;

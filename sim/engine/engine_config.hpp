@@ -11,6 +11,20 @@
 
 namespace kvsim::engine {
 
+// Order in which the scheduler takes waiting requests (vLLM --scheduling-policy).
+enum class SchedulingPolicy : std::uint8_t { kFcfs, kPriority };
+
+// The scenario's spelling: "fcfs", "priority".
+constexpr const char* scheduling_policy_name(SchedulingPolicy p) {
+  switch (p) {
+    case SchedulingPolicy::kFcfs:
+      return "fcfs";
+    case SchedulingPolicy::kPriority:
+      return "priority";
+  }
+  return "fcfs";
+}
+
 struct EngineConfig {
   int max_num_seqs = 256;
   int max_num_batched_tokens = 2048;
@@ -27,7 +41,7 @@ struct EngineConfig {
   bool async_scheduling = true;  // vLLM's default since 0.14 (PR #27614)
   std::int64_t num_gpu_blocks_override = 0;  // 0: derive from memory as vLLM does
   int long_prefill_token_threshold = 0;      // 0: no per-request chunk cap
-  std::string scheduling_policy = "fcfs";    // fcfs | priority
+  SchedulingPolicy scheduling_policy = SchedulingPolicy::kFcfs;
   bool enforce_eager = false;                // no CUDA graphs
   int tensor_parallel_size = 1;              // GPUs per engine replica (models/tensor_parallel.hpp)
   // Data-parallel ranks of one vLLM deployment (--data-parallel-size): that many engines, each

@@ -19,10 +19,9 @@
 
 #include "sim/core/prefault.hpp"
 #include "sim/engine/dense_index.hpp"
+#include "sim/engine/offload_config.hpp"
 
 namespace kvsim::engine {
-
-enum class EvictionPolicy { kLru, kArc };
 
 struct TierStats {
   std::int64_t lookups = 0;        // chunks asked for

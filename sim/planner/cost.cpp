@@ -170,14 +170,20 @@ HardwareBill bill_of(const scenario::Scenario& sc) {
                         s.count * s.gpus_per_server);
     b.servers += s.count;
   }
-  if (sc.kv_offload.connector != "none") {
+  if (sc.kv_offload.connector != engine::KvConnector::kNone) {
     for (const auto& t : sc.kv_offload.tiers) {
       const auto bytes = static_cast<double>(t.capacity.value);
-      if (t.kind == "host_dram") b.dram_gb += bytes / 1e9 * b.servers;
-      if (t.kind == "local_nvme") b.nvme_tb += bytes / 1e12 * b.servers;
-      if (t.kind == "remote") {
-        b.nvme_tb += bytes / 1e12;
-        b.network_store = true;
+      switch (t.kind) {
+        case engine::KvTierKind::kHostDram:
+          b.dram_gb += bytes / 1e9 * b.servers;
+          break;
+        case engine::KvTierKind::kLocalNvme:
+          b.nvme_tb += bytes / 1e12 * b.servers;
+          break;
+        case engine::KvTierKind::kRemote:
+          b.nvme_tb += bytes / 1e12;
+          b.network_store = true;
+          break;
       }
     }
   }

@@ -317,28 +317,35 @@ std::vector<HardwareOption> hardware_options(const scenario::Scenario& variant, 
   }
   // Capacity choices for the first KV tier (when the variant has one).
   std::vector<std::pair<std::string, std::string>> caps;  // label, tiers YAML
-  if (variant.kv_offload.connector != "none" && !variant.kv_offload.tiers.empty()) {
+  if (variant.kv_offload.connector != engine::KvConnector::kNone &&
+      !variant.kv_offload.tiers.empty()) {
     const auto& tier = variant.kv_offload.tiers.front();
+    const bool remote = tier.kind == engine::KvTierKind::kRemote;
+    // A tier as the scenario's YAML writes it.
+    const auto tier_yaml = [](const engine::KvTierSpec& t, const std::string& capacity) {
+      return std::string("{kind: ") + engine::kv_tier_kind_name(t.kind) +
+             ", capacity: " + capacity + ", eviction: " + engine::eviction_policy_name(t.eviction) +
+             "}";
+    };
     std::vector<std::string> sizes;
-    if (tier.kind == "remote") {
+    if (remote) {
       sizes = {"500GB", "1TB", "2TB", "4TB", "8TB"};
     } else {
       sizes = {"16GiB", "32GiB", "64GiB", "128GiB", "256GiB"};
     }
     for (const auto& size : sizes) {
-      if (tier.kind == "host_dram" && server.host.dram.value > 0 &&
+      if (tier.kind == engine::KvTierKind::kHostDram && server.host.dram.value > 0 &&
           scenario::parse_bytes(size).value > server.host.dram.value) {
         continue;
       }
-      std::string tiers =
-          "[{kind: " + tier.kind + ", capacity: " + size + ", eviction: " + tier.eviction + "}";
+      std::string tiers = "[" + tier_yaml(tier, size);
       for (std::size_t i = 1; i < variant.kv_offload.tiers.size(); ++i) {
         const auto& t = variant.kv_offload.tiers[i];
-        tiers += ", {kind: " + t.kind + ", capacity: " + scenario::format_bytes(t.capacity) +
-                 ", eviction: " + t.eviction + "}";
+        tiers += ", " + tier_yaml(t, scenario::format_bytes(t.capacity));
       }
       tiers += "]";
-      caps.push_back({size + " " + tier.kind + (tier.kind == "remote" ? "" : "/server"), tiers});
+      caps.push_back(
+          {size + " " + engine::kv_tier_kind_name(tier.kind) + (remote ? "" : "/server"), tiers});
     }
   }
   std::vector<HardwareOption> out;

@@ -55,7 +55,7 @@ models::MemoryInputs memory_inputs(const Scenario& sc, std::int64_t max_model_le
 std::optional<ScenarioProblem> check_servers_and_layout(const Scenario& sc) {
   if (sc.hardware.servers.empty())
     return ScenarioProblem{"hardware.servers", "at least one server is needed"};
-  if (sc.engine.scheduling_policy != "fcfs") {
+  if (sc.engine.scheduling_policy != engine::SchedulingPolicy::kFcfs) {
     return ScenarioProblem{"engine.scheduling_policy",
                            "only 'fcfs' is modelled (requests carry no priorities)"};
   }
@@ -161,7 +161,7 @@ std::optional<ScenarioProblem> check_kv_cache(const Scenario& sc, const EngineSi
 
 std::optional<ScenarioProblem> check_offload(const Scenario& sc) {
   const auto& ko = sc.kv_offload;
-  if (ko.connector == "none") return std::nullopt;
+  if (ko.connector == engine::KvConnector::kNone) return std::nullopt;
   const bool need_network = has_remote_tier(ko);
   if (need_network && !sc.hardware.remote_store) {
     return ScenarioProblem{"kv_offload.tiers", "a remote tier needs hardware.remote_store"};
@@ -187,13 +187,20 @@ std::optional<ScenarioProblem> check_offload(const Scenario& sc) {
     const std::string tpath = "kv_offload.tiers." + std::to_string(t);
     if (ts.capacity.value / chunk_bytes < 1)
       return ScenarioProblem{tpath + ".capacity", "smaller than one KV chunk"};
-    if (ts.kind == "remote") continue;
     for (const auto& server : sc.hardware.servers) {
-      if (ts.kind == "host_dram" && server.host.dram.value > 0 && ts.capacity > server.host.dram) {
-        return ScenarioProblem{tpath + ".capacity", "more than the host's DRAM"};
-      }
-      if (ts.kind == "local_nvme" && !server.local_nvme) {
-        return ScenarioProblem{tpath, "a local_nvme tier needs local_nvme drives in every server"};
+      switch (ts.kind) {
+        case engine::KvTierKind::kHostDram:
+          if (server.host.dram.value > 0 && ts.capacity > server.host.dram)
+            return ScenarioProblem{tpath + ".capacity", "more than the host's DRAM"};
+          break;
+        case engine::KvTierKind::kLocalNvme:
+          if (!server.local_nvme) {
+            return ScenarioProblem{tpath,
+                                   "a local_nvme tier needs local_nvme drives in every server"};
+          }
+          break;
+        case engine::KvTierKind::kRemote:
+          break;  // the store and the NICs are checked above
       }
     }
   }
@@ -224,7 +231,14 @@ Bytes replica_block_bytes(const Scenario& sc) {
 int offload_chunk_tokens(const Scenario& sc) {
   const auto& ko = sc.kv_offload;
   if (ko.chunk_tokens > 0) return ko.chunk_tokens;
-  return ko.connector == "lmcache" ? 256 : sc.engine.block_size;
+  switch (ko.connector) {
+    case engine::KvConnector::kLmcache:
+      return 256;  // LMCache's chunk_size default
+    case engine::KvConnector::kNone:
+    case engine::KvConnector::kNative:
+      break;
+  }
+  return sc.engine.block_size;
 }
 
 EngineSizing size_engines(const Scenario& sc) {
@@ -239,7 +253,7 @@ EngineSizing size_engines(const Scenario& sc) {
 
 bool has_remote_tier(const engine::KvOffloadSpec& ko) {
   return std::any_of(ko.tiers.begin(), ko.tiers.end(),
-                     [](const auto& t) { return t.kind == "remote"; });
+                     [](const auto& t) { return t.kind == engine::KvTierKind::kRemote; });
 }
 
 CheckedDeployment check_and_size(const Scenario& sc) {

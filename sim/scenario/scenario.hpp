@@ -23,8 +23,11 @@ struct RouterSpec {
   RoutingPolicy policy = RoutingPolicy::kSessionAffinity;
 };
 
+// How `kvsim run` writes the summary (the scenario's output.format).
+enum class OutputFormat : std::uint8_t { kTable, kJson, kCsv };
+
 struct OutputSpec {
-  std::string format = "table";  // table | json | csv
+  OutputFormat format = OutputFormat::kTable;
   std::string requests_out;      // per-request JSON array, empty = none
   std::string timeseries_out;    // per-step CSV, empty = none
 };

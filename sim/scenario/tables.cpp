@@ -345,10 +345,11 @@ StructTable make_engine_table() {
                "Most sequences in one step; 0: vllm serve's default (1024 on GPUs with 70 GiB or "
                "more but the A100, else 256).",
                Range::at_least(0))
-      .integer("max_num_batched_tokens", &EngineConfig::max_num_batched_tokens,
-               "Token budget of one step; 0: vllm serve's default (8192 on GPUs with 70 GiB or more "
-               "but the A100, else 2048).",
-               Range::closed(0, kMaxTokens))
+      .integer(
+          "max_num_batched_tokens", &EngineConfig::max_num_batched_tokens,
+          "Token budget of one step; 0: vllm serve's default (8192 on GPUs with 70 GiB or more "
+          "but the A100, else 2048).",
+          Range::closed(0, kMaxTokens))
       .real("gpu_memory_utilization", &EngineConfig::gpu_memory_utilization,
             "Fraction of GPU memory the instance may use (weights, activations, KV cache).",
             Range::open_closed(0, 1))
@@ -384,8 +385,10 @@ StructTable make_engine_table() {
       .integer("long_prefill_token_threshold", &EngineConfig::long_prefill_token_threshold,
                "Most prefill tokens of one request per step; 0 means no cap.",
                Range::closed(0, kMaxTokens))
-      .choice("scheduling_policy", &EngineConfig::scheduling_policy, {"fcfs", "priority"},
-              "Order of waiting requests.")
+      .enumeration<engine::SchedulingPolicy>("scheduling_policy", &EngineConfig::scheduling_policy,
+                                             {{"fcfs", engine::SchedulingPolicy::kFcfs},
+                                              {"priority", engine::SchedulingPolicy::kPriority}},
+                                             "Order of waiting requests.")
       .boolean("enforce_eager", &EngineConfig::enforce_eager, "Run without CUDA graphs.")
       .integer("tensor_parallel_size", &EngineConfig::tensor_parallel_size,
                "GPUs per engine replica (vLLM --tensor-parallel-size); must divide each "
@@ -482,22 +485,27 @@ StructTable make_profile_params_table() {
 StructTable make_compute_table() {
   using models::ComputeSpec;
   return TableBuilder<ComputeSpec>("ComputeSpec", "How long one engine step takes.")
-      .choice("kind", &ComputeSpec::kind, {"auto", "roofline", "profile", "fitted"},
-              "auto: the shipped calibration (models/profiles/) measured on the scenario's GPU "
-              "with a model of the same shape, dtype and tensor-parallel degree, else the "
-              "roofline; roofline: from the GPU's and model's figures; profile: interpolated "
-              "measured kernel tables; fitted: a compact model fitted to them "
-              "(docs/calibration.md). A profile of another GPU, model or degree is rescaled by "
-              "the roofline, with a note.")
+      .enumeration<models::ComputeKind>(
+          "kind", &ComputeSpec::kind,
+          {{"auto", models::ComputeKind::kAuto},
+           {"roofline", models::ComputeKind::kRoofline},
+           {"profile", models::ComputeKind::kProfile},
+           {"fitted", models::ComputeKind::kFitted}},
+          "auto: the shipped calibration (models/profiles/) measured on the scenario's GPU "
+          "with a model of the same shape, dtype and tensor-parallel degree, else the "
+          "roofline; roofline: from the GPU's and model's figures; profile: interpolated "
+          "measured kernel tables; fitted: a compact model fitted to them "
+          "(docs/calibration.md). A profile of another GPU, model or degree is rescaled by "
+          "the roofline, with a note.")
       .nested("roofline", &ComputeSpec::roofline, roofline_table(), "Roofline parameters.")
       .nested("profile", &ComputeSpec::profile, profile_params_table(),
               "Profile and fitted model parameters.")
       .check([](ComputeSpec& c, const KeyGiven&, std::vector<FieldIssue>& issues) {
-        if (c.kind == "profile" && c.profile.bundle_dir.empty()) {
+        if (c.kind == models::ComputeKind::kProfile && c.profile.bundle_dir.empty()) {
           issue(issues, "compute.profile.bundle_dir", ProblemClass::kMissingRequired,
                 "kind profile needs a profile bundle folder");
         }
-        if (c.kind == "fitted" && c.profile.fitted_path.empty()) {
+        if (c.kind == models::ComputeKind::kFitted && c.profile.fitted_path.empty()) {
           issue(issues, "compute.profile.fitted_path", ProblemClass::kMissingRequired,
                 "kind fitted needs the YAML written by `kvsim calibrate`");
         }
@@ -565,8 +573,11 @@ StructTable make_clients_table() {
                Range::at_least(1))
       .integer("max_active_conversations", &ClientSpec::max_active_conversations,
                "Active conversations over all clients; 0 means num_clients.", Range::at_least(0))
-      .choice("conversation_sampling", &ClientSpec::conversation_sampling,
-              {"round_robin", "random"}, "How a client picks its next active conversation.")
+      .enumeration<workload::ConversationSampling>(
+          "conversation_sampling", &ClientSpec::conversation_sampling,
+          {{"round_robin", workload::ConversationSampling::kRoundRobin},
+           {"random", workload::ConversationSampling::kRandom}},
+          "How a client picks its next active conversation.")
       .real("request_rate", &ClientSpec::request_rate,
             "Per-client Poisson rate in requests/s (sleep after each request); 0 means no delay.",
             Range::at_least(0))
@@ -654,22 +665,31 @@ StructTable make_sharegpt_table() {
       .build();
 }
 
+// Each trace format with its spelling, in kTraceFormats' order.
+std::vector<std::pair<std::string, workload::TraceFormat>> trace_format_values() {
+  std::vector<std::pair<std::string, workload::TraceFormat>> out;
+  for (const auto f : workload::kTraceFormats) out.emplace_back(workload::trace_format_name(f), f);
+  return out;
+}
+
 StructTable make_trace_table() {
   using workload::TraceSpec;
   return TableBuilder<TraceSpec>("TraceSpec", "Replay of a request trace (docs/workloads.md).")
       .string("file", &TraceSpec::file,
               "Trace file; a relative path is relative to the scenario file.")
-      .choice("format", &TraceSpec::format,
-              {"auto", "mooncake", "bailian", "azure", "burstgpt", "sharegpt", "openai"},
-              "Trace format; auto detects it from the content.")
-      .choice("mode", &TraceSpec::mode, {"open", "closed"},
-              "open: each request at its timestamp; closed: a turn also waits for its previous turn's answer.")
+      .enumeration<workload::TraceFormat>("format", &TraceSpec::format, trace_format_values(),
+                                          "Trace format; auto detects it from the content.")
+      .enumeration<workload::TraceMode>(
+          "mode", &TraceSpec::mode,
+          {{"open", workload::TraceMode::kOpen}, {"closed", workload::TraceMode::kClosed}},
+          "open: each request at its timestamp; closed: a turn also waits for its previous turn's "
+          "answer.")
       .real("time_scale", &TraceSpec::time_scale, "Multiplies inter-arrival times.",
             Range::above(0))
       .real("rate_scale", &TraceSpec::rate_scale, "Multiplies the request rate (divides times).",
             Range::above(0))
-      .time("start", &TraceSpec::start, "Start of the replayed window, in the trace's time; re-based to 0.",
-            Range::at_least(0))
+      .time("start", &TraceSpec::start,
+            "Start of the replayed window, in the trace's time; re-based to 0.", Range::at_least(0))
       .time("duration", &TraceSpec::duration, "Length of the replayed window; 0 means to the end.",
             Range::at_least(0))
       .int64("max_requests", &TraceSpec::max_requests, "Requests to replay; 0 means all.",
@@ -728,7 +748,11 @@ StructTable make_workload_table() {
 
 StructTable make_output_table() {
   return TableBuilder<OutputSpec>("OutputSpec", "Where results go.")
-      .choice("format", &OutputSpec::format, {"table", "json", "csv"}, "Summary format.")
+      .enumeration<OutputFormat>("format", &OutputSpec::format,
+                                 {{"table", OutputFormat::kTable},
+                                  {"json", OutputFormat::kJson},
+                                  {"csv", OutputFormat::kCsv}},
+                                 "Summary format.")
       .string("requests_out", &OutputSpec::requests_out,
               "Per-request JSON array file; empty means none.")
       .string("timeseries_out", &OutputSpec::timeseries_out, "Per-step CSV file; empty means none.")
@@ -738,15 +762,21 @@ StructTable make_output_table() {
 StructTable make_kv_tier_table() {
   using engine::KvTierSpec;
   return TableBuilder<KvTierSpec>("KvTierSpec", "One KV-cache tier below the GPU.")
-      .choice("kind", &KvTierSpec::kind, {"host_dram", "local_nvme", "remote"},
-              "host_dram: pinned host memory of each server; local_nvme: each server's NVMe "
-              "drives; remote: the network-attached store shared by all servers.")
+      .enumeration<engine::KvTierKind>(
+          "kind", &KvTierSpec::kind,
+          {{"host_dram", engine::KvTierKind::kHostDram},
+           {"local_nvme", engine::KvTierKind::kLocalNvme},
+           {"remote", engine::KvTierKind::kRemote}},
+          "host_dram: pinned host memory of each server; local_nvme: each server's NVMe "
+          "drives; remote: the network-attached store shared by all servers.")
       .required()
       .bytes("capacity", &KvTierSpec::capacity,
-             "KV bytes the tier holds (per server for host_dram and local_nvme).",
-             Range::above(0))
+             "KV bytes the tier holds (per server for host_dram and local_nvme).", Range::above(0))
       .required()
-      .choice("eviction", &KvTierSpec::eviction, {"lru", "arc"}, "Eviction policy.")
+      .enumeration<engine::EvictionPolicy>(
+          "eviction", &KvTierSpec::eviction,
+          {{"lru", engine::EvictionPolicy::kLru}, {"arc", engine::EvictionPolicy::kArc}},
+          "Eviction policy.")
       .build();
 }
 
@@ -756,11 +786,15 @@ StructTable make_kv_offload_table() {
              "KvOffloadSpec",
              "KV-cache offload: the connector that moves KV blocks out of and back into the GPU, "
              "and the tiers it uses, fastest first.")
-      .choice("connector", &KvOffloadSpec::connector, {"none", "native", "lmcache"},
-              "none: GPU prefix cache only; native: vLLM's OffloadingConnector (asynchronous "
-              "loads, write-through stores of full blocks, lower tiers behind the first); "
-              "lmcache: LMCache (256-token chunks, synchronous loads and stores on the step's "
-              "critical path).")
+      .enumeration<engine::KvConnector>(
+          "connector", &KvOffloadSpec::connector,
+          {{"none", engine::KvConnector::kNone},
+           {"native", engine::KvConnector::kNative},
+           {"lmcache", engine::KvConnector::kLmcache}},
+          "none: GPU prefix cache only; native: vLLM's OffloadingConnector (asynchronous "
+          "loads, write-through stores of full blocks, lower tiers behind the first); "
+          "lmcache: LMCache (256-token chunks, synchronous loads and stores on the step's "
+          "critical path).")
       .integer("chunk_tokens", &KvOffloadSpec::chunk_tokens,
                "Tier granularity in tokens, a multiple of block_size; 0: one block (native) or "
                "256 (lmcache).",
@@ -771,12 +805,13 @@ StructTable make_kv_offload_table() {
       .boolean("offload_prompt_only", &KvOffloadSpec::offload_prompt_only,
                "Store prompt blocks only, not blocks of generated tokens (vLLM's default).")
       .check([](KvOffloadSpec& k, const KeyGiven&, std::vector<FieldIssue>& issues) {
-        if (k.connector != "none" && k.tiers.empty()) {
+        if (k.connector != engine::KvConnector::kNone && k.tiers.empty()) {
           issue(issues, "kv_offload.tiers", ProblemClass::kBadValue,
-                "connector '" + k.connector + "' needs at least one tier");
+                std::string("connector '") + engine::kv_connector_name(k.connector) +
+                    "' needs at least one tier");
         }
         int remote = 0;
-        for (const auto& t : k.tiers) remote += t.kind == "remote" ? 1 : 0;
+        for (const auto& t : k.tiers) remote += t.kind == engine::KvTierKind::kRemote ? 1 : 0;
         if (remote > 1) {
           issue(issues, "kv_offload.tiers", ProblemClass::kBadValue, "at most one remote tier");
         }

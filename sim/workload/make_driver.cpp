@@ -17,7 +17,7 @@ namespace {
 // A JSON list whose first item has "conversations": raw ShareGPT, not vLLM's own input file.
 bool is_raw_sharegpt(const std::string& path) {
   try {
-    return detect_trace_format(path) == "sharegpt";
+    return detect_trace_format(path) == TraceFormat::kShareGpt;
   } catch (const InputError&) {
     return false;  // read_vllm_input reports the file's problems
   }

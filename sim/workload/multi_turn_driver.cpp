@@ -48,10 +48,6 @@ void validate_client_spec(const ClientSpec& s, std::size_t num_conversations) {
                                           " must be equal or greater than the number of clients");
     }
   }
-  if (s.conversation_sampling != "round_robin" && s.conversation_sampling != "random") {
-    add("conversation_sampling",
-        "invalid choice '" + s.conversation_sampling + "' (choose from round_robin, random)");
-  }
   if (!std::isfinite(s.request_rate) || s.request_rate < 0) {
     add("request_rate", "must be >= 0 requests/s per client (0 = no delay)");
   }
@@ -171,12 +167,16 @@ void MultiTurnDriver::advance(Client& c, WorkloadContext& ctx) {
     return;
   }
   std::size_t conv = 0;
-  if (spec_.conversation_sampling == "round_robin") {
-    conv = c.rr_queue.back();
-    c.rr_queue.pop_back();
-  } else {
-    const auto last = static_cast<std::int64_t>(c.active.size()) - 1;
-    conv = c.active[static_cast<std::size_t>(c.choice_rng.uniform_int(0, last))];
+  switch (spec_.conversation_sampling) {
+    case ConversationSampling::kRoundRobin:
+      conv = c.rr_queue.back();
+      c.rr_queue.pop_back();
+      break;
+    case ConversationSampling::kRandom: {
+      const auto last = static_cast<std::int64_t>(c.active.size()) - 1;
+      conv = c.active[static_cast<std::size_t>(c.choice_rng.uniform_int(0, last))];
+      break;
+    }
   }
   turns_count_[conv] += 1;
   const auto messages_to_use = static_cast<std::size_t>(turns_count_[conv]);
@@ -246,7 +246,7 @@ void MultiTurnDriver::on_complete(const Completion& done, WorkloadContext& ctx) 
       remove_active(c, c.conv);
       finished_order_.push_back(c.conv);
       if (phase_ == Phase::kBenchmark) ++conversations_finished_;
-    } else if (spec_.conversation_sampling == "round_robin") {
+    } else if (spec_.conversation_sampling == ConversationSampling::kRoundRobin) {
       c.rr_queue.push_front(c.conv);
     }
   } else {

@@ -27,23 +27,37 @@ constexpr std::size_t kDetectBytes = 1 << 16;
 
 std::string read_all(const std::string& path) { return read_input(path, "the trace file"); }
 
-// The first key of the first object in a JSON list's head: "conversations" or "messages" decide.
-std::string list_format(const std::string& head) {
+// The first key of the first object in a JSON list's head: "conversations" or "messages" decide;
+// kAuto when neither is there.
+TraceFormat list_format(const std::string& head) {
   const auto conv = head.find("\"conversations\"");
   const auto msgs = head.find("\"messages\"");
-  if (conv == std::string::npos && msgs == std::string::npos) return "";
-  return conv < msgs ? "sharegpt" : "openai";
+  if (conv == std::string::npos && msgs == std::string::npos) return TraceFormat::kAuto;
+  return conv < msgs ? TraceFormat::kShareGpt : TraceFormat::kOpenAi;
 }
 
 }  // namespace
 
 const std::vector<std::string>& trace_formats() {
-  static const std::vector<std::string> names{"auto",     "mooncake", "bailian", "azure",
-                                              "burstgpt", "sharegpt", "openai"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto f : kTraceFormats) out.emplace_back(trace_format_name(f));
+    return out;
+  }();
   return names;
 }
 
-std::string detect_trace_format(const std::string& file) {
+TraceFormat parse_trace_format(const std::string& name, const std::string& where) {
+  for (const auto f : kTraceFormats) {
+    if (name == trace_format_name(f)) return f;
+  }
+  std::string valid;
+  for (const auto& n : trace_formats()) valid += (valid.empty() ? "" : ", ") + n;
+  throw InputError(
+      Diagnostic{"", 0, 0, where, "unknown trace format '" + name + "' (valid: " + valid + ")"});
+}
+
+TraceFormat detect_trace_format(const std::string& file) {
   const auto in = open_input(file, "the trace file");
   const std::string path = input_display_name(file);
   std::string head(kDetectBytes, '\0');
@@ -56,8 +70,8 @@ std::string detect_trace_format(const std::string& file) {
                             "raw ShareGPT and OpenAI-messages JSON (docs/workloads.md)";
   if (first == std::string::npos) throw InputError(path, 0, 0, "empty trace file");
   if (head[first] == '[') {
-    std::string f = list_format(head);
-    if (f.empty()) {
+    const TraceFormat f = list_format(head);
+    if (f == TraceFormat::kAuto) {
       throw InputError(
           path, 1, 1,
           "a JSON list whose first item has neither \"conversations\" (ShareGPT) nor \"messages\" "
@@ -73,10 +87,10 @@ std::string detect_trace_format(const std::string& file) {
       1 + static_cast<int>(
               std::count(head.begin(), head.begin() + static_cast<std::ptrdiff_t>(first), '\n'));
   if (head[first] == '{') {
-    if (line.find("\"chat_id\"") != std::string::npos) return "bailian";
+    if (line.find("\"chat_id\"") != std::string::npos) return TraceFormat::kBailian;
     if (line.find("\"hash_ids\"") != std::string::npos &&
         line.find("\"timestamp\"") != std::string::npos) {
-      return "mooncake";
+      return TraceFormat::kMooncake;
     }
     throw InputError(path, line_no, 1,
                      "the first line is neither a Mooncake row (timestamp, input_length, "
@@ -86,54 +100,54 @@ std::string detect_trace_format(const std::string& file) {
   }
   if (line.find("ContextTokens") != std::string::npos &&
       line.find("GeneratedTokens") != std::string::npos) {
-    return "azure";
+    return TraceFormat::kAzure;
   }
   if (line.find("Request tokens") != std::string::npos &&
       line.find("Response tokens") != std::string::npos) {
-    return "burstgpt";
+    return TraceFormat::kBurstGpt;
   }
   throw InputError(path, line_no, 1,
                    "unknown trace format (first line: '" + line.substr(0, 80) + "')" + known);
 }
 
 Trace read_trace(const std::string& file, const TraceReadOptions& opt) {
-  const auto& names = trace_formats();
-  if (std::find(names.begin(), names.end(), opt.format) == names.end()) {
-    throw InputError(
-        Diagnostic{"", 0, 0, "trace.format",
-                   "unknown trace format '" + opt.format +
-                       "' (valid: auto, mooncake, bailian, azure, burstgpt, sharegpt, openai)"});
-  }
   if (opt.hash_block_tokens < 0) {
     throw InputError(
         Diagnostic{"", 0, 0, "trace.hash_block_tokens", "must be >= 0 (0: the format's own)"});
   }
-  const std::string format = opt.format == "auto" ? detect_trace_format(file) : opt.format;
+  const TraceFormat format =
+      opt.format == TraceFormat::kAuto ? detect_trace_format(file) : opt.format;
   const std::string path = input_display_name(file);
   const auto block = [&](int own) {
     return opt.hash_block_tokens > 0 ? opt.hash_block_tokens : own;
   };
-  if (format == "sharegpt" || format == "openai") {
-    std::vector<Conversation> conversations;
-    if (format == "sharegpt") {
-      conversations = to_conversations(read_sharegpt(file, opt.sharegpt));
-    } else {
+  const auto conversations = [&](std::vector<Conversation> list) {
+    return conversations_to_trace(list, opt.chat_template, block(kConversationBlockTokens),
+                                  trace_format_name(format), path);
+  };
+  switch (format) {
+    case TraceFormat::kShareGpt:
+      return conversations(to_conversations(read_sharegpt(file, opt.sharegpt)));
+    case TraceFormat::kOpenAi: {
       VllmInput input = parse_vllm_input(read_all(file), path);
       if (input.generation) {
         throw InputError(
             path, 1, 1,
             "a generation config, not a conversation list: it has no requests to replay");
       }
-      conversations = std::move(input.conversations);
+      return conversations(std::move(input.conversations));
     }
-    return conversations_to_trace(conversations, opt.chat_template, block(kConversationBlockTokens),
-                                  format, path);
+    case TraceFormat::kMooncake:
+      return parse_mooncake(*open_input(file, "the trace file"), path, block(kMooncakeBlockTokens));
+    case TraceFormat::kBailian:
+      return parse_bailian(*open_input(file, "the trace file"), path, block(kBailianBlockTokens));
+    case TraceFormat::kAzure:
+      return parse_azure(*open_input(file, "the trace file"), path);
+    case TraceFormat::kBurstGpt:
+    case TraceFormat::kAuto:  // detect_trace_format never gives kAuto
+      break;
   }
-  const auto in = open_input(file, "the trace file");
-  if (format == "mooncake") return parse_mooncake(*in, path, block(kMooncakeBlockTokens));
-  if (format == "bailian") return parse_bailian(*in, path, block(kBailianBlockTokens));
-  if (format == "azure") return parse_azure(*in, path);
-  return parse_burstgpt(*in, path);
+  return parse_burstgpt(*open_input(file, "the trace file"), path);
 }
 
 namespace {

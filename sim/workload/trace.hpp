@@ -42,19 +42,24 @@ struct Trace {
 };
 
 struct TraceReadOptions {
-  std::string format = "auto";
+  TraceFormat format = TraceFormat::kAuto;
   int hash_block_tokens = 0;   // 0: the format's own (Mooncake 512, Bailian 16, conversations 16)
   ShareGptFilter sharegpt;     // filters of vLLM's converter, for raw ShareGPT input
   ChatTemplate chat_template;  // templated prompts of conversation files
 };
 
-// The formats read_trace() accepts, "auto" first.
+// The names of the formats read_trace() accepts, "auto" first (trace_format_name of each of
+// kTraceFormats).
 const std::vector<std::string>& trace_formats();
 
-// The format of a trace file by its content; throws InputError when none fits.
-std::string detect_trace_format(const std::string& path);
+// The format named `name` (an option's value, e.g. `--trace-format`); throws InputError at
+// `where` listing the valid names when there is none.
+TraceFormat parse_trace_format(const std::string& name, const std::string& where);
 
-// Reads a trace of any format; `opt.format` "auto" detects it.
+// The format of a trace file by its content (never kAuto); throws InputError when none fits.
+TraceFormat detect_trace_format(const std::string& path);
+
+// Reads a trace of any format; `opt.format` kAuto detects it.
 Trace read_trace(const std::string& path, const TraceReadOptions& opt = {});
 
 // Which part of a trace to replay and how fast. Times are the trace's own, in seconds.

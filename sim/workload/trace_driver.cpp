@@ -18,11 +18,7 @@ TraceWindow trace_window(const TraceSpec& spec) {
 }
 
 TraceDriver::TraceDriver(const Trace& trace, const TraceSpec& spec) : spec_(spec) {
-  if (spec_.mode != "open" && spec_.mode != "closed") {
-    throw InputError(
-        Diagnostic{"", 0, 0, "trace.mode", "must be open or closed, got '" + spec_.mode + "'"});
-  }
-  closed_ = spec_.mode == "closed";
+  closed_ = spec_.mode == TraceMode::kClosed;
   trace_ = select(trace, trace_window(spec_));
   const std::size_t n = trace_.requests.size();
   arrivals_.reserve(n);
@@ -102,7 +98,7 @@ std::unique_ptr<FixedPrefixNames> TraceDriver::prefix_names(std::int64_t block_s
 std::vector<std::string> TraceDriver::describe() const {
   return {"trace=" + spec_.file,
           "format=" + trace_.format,
-          "mode=" + spec_.mode,
+          std::string("mode=") + trace_mode_name(spec_.mode),
           "num_requests=" + std::to_string(trace_.requests.size()),
           "time_scale=" + python_number_repr(spec_.time_scale),
           "rate_scale=" + python_number_repr(spec_.rate_scale),

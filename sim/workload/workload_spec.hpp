@@ -3,6 +3,7 @@
 // generation config or a conversations file, driven by its closed-loop client model) or an
 // open-loop trace replay. Field meanings follow benchmarks/multi_turn/ in vLLM
 // (see docs/workloads.md).
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -51,11 +52,14 @@ struct ChatTemplate {
   int generation_prompt_tokens = 4;
 };
 
+// How a client picks its next active conversation (--conversation-sampling).
+enum class ConversationSampling : std::uint8_t { kRoundRobin, kRandom };
+
 // The benchmark's client model (benchmark_serving_multi_turn.py flags).
 struct ClientSpec {
   int num_clients = 1;
   int max_active_conversations = 0;  // 0: = num_clients
-  std::string conversation_sampling = "round_robin";  // round_robin | random
+  ConversationSampling conversation_sampling = ConversationSampling::kRoundRobin;
   double request_rate = 0;           // per client, req/s; 0 = no delay
   std::int64_t max_num_requests = 0;  // 0 = unlimited
   int max_turns = 0;                 // 0 = unlimited (messages, user+assistant)
@@ -77,10 +81,62 @@ struct ShareGptFilter {
   bool exclude_non_english = true;   // keep only all-ASCII conversations (--no-exclude-non-english)
 };
 
+// The trace formats kvsim reads (sim/workload/trace.hpp); kAuto detects one from the content.
+enum class TraceFormat : std::uint8_t {
+  kAuto,
+  kMooncake,
+  kBailian,
+  kAzure,
+  kBurstGpt,
+  kShareGpt,
+  kOpenAi,
+};
+
+// Every format, in the order the scenario reference lists them.
+inline constexpr std::array<TraceFormat, 7> kTraceFormats{
+    TraceFormat::kAuto,     TraceFormat::kMooncake, TraceFormat::kBailian, TraceFormat::kAzure,
+    TraceFormat::kBurstGpt, TraceFormat::kShareGpt, TraceFormat::kOpenAi};
+
+// The scenario's spelling: "auto", "mooncake", "bailian", "azure", "burstgpt", "sharegpt",
+// "openai".
+constexpr const char* trace_format_name(TraceFormat f) {
+  switch (f) {
+    case TraceFormat::kAuto:
+      return "auto";
+    case TraceFormat::kMooncake:
+      return "mooncake";
+    case TraceFormat::kBailian:
+      return "bailian";
+    case TraceFormat::kAzure:
+      return "azure";
+    case TraceFormat::kBurstGpt:
+      return "burstgpt";
+    case TraceFormat::kShareGpt:
+      return "sharegpt";
+    case TraceFormat::kOpenAi:
+      return "openai";
+  }
+  return "auto";
+}
+
+// open: each request at its timestamp; closed: a turn also waits for its previous turn's answer.
+enum class TraceMode : std::uint8_t { kOpen, kClosed };
+
+// The scenario's spelling: "open", "closed".
+constexpr const char* trace_mode_name(TraceMode m) {
+  switch (m) {
+    case TraceMode::kOpen:
+      return "open";
+    case TraceMode::kClosed:
+      return "closed";
+  }
+  return "open";
+}
+
 struct TraceSpec {
   std::string file;
-  std::string format = "auto";    // auto | mooncake | bailian | azure | burstgpt | sharegpt | openai
-  std::string mode = "open";      // open: at timestamps; closed: a turn also waits for its parent
+  TraceFormat format = TraceFormat::kAuto;
+  TraceMode mode = TraceMode::kOpen;
   double time_scale = 1.0;        // multiply inter-arrival times
   double rate_scale = 1.0;        // multiply the request rate (divide times)
   SimTime start = 0;              // window start, in the trace's own time

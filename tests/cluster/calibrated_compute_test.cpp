@@ -48,10 +48,10 @@ Scenario load(const std::string& yaml) { return load_scenario_text(yaml, "t.yaml
 // The shipped profile of each measured setup is chosen by GPU, model shape and TP degree.
 TEST(CalibratedCompute, AutoPicksTheMatchingShippedProfile) {
   const Scenario a = load(scenario("rtx4090", "{preset: llama-3.1-8b}", "max_model_len: 8192"));
-  EXPECT_EQ(a.compute.kind, "auto");
+  EXPECT_EQ(a.compute.kind, models::ComputeKind::kAuto);
   EXPECT_EQ(a.profiles_dir, fs::path(kProfiles).lexically_normal().string());
   const ComputeChoice ca = make_compute_model(a);
-  EXPECT_EQ(ca.kind, "fitted");
+  EXPECT_EQ(ca.kind, models::ComputeKind::kFitted);
   EXPECT_EQ(fs::path(ca.source).filename(), "rtx4090-llama-3.1-8b-vllm0.19.yaml");
   EXPECT_TRUE(ca.notes.empty());
 
@@ -71,15 +71,15 @@ TEST(CalibratedCompute, AutoPicksTheMatchingShippedProfile) {
 // model at a degree whose tables lack the MoE block.
 TEST(CalibratedCompute, AutoFallsBackToTheRooflineWithAReason) {
   const ComputeChoice h = make_compute_model(load(scenario("h100-sxm", "{preset: llama-3.1-8b}", "max_model_len: 8192")));
-  EXPECT_EQ(h.kind, "roofline");
+  EXPECT_EQ(h.kind, models::ComputeKind::kRoofline);
   ASSERT_FALSE(h.notes.empty());
   EXPECT_NE(h.notes.front().find("no shipped profile"), std::string::npos);
   const ComputeChoice m = make_compute_model(
       load(scenario("rtx-pro-6000-server", "{preset: qwen3-30b-a3b}", "tensor_parallel_size: 2", 2)));
-  EXPECT_EQ(m.kind, "roofline");
+  EXPECT_EQ(m.kind, models::ComputeKind::kRoofline);
   const ComputeChoice q = make_compute_model(
       load(scenario("rtx-pro-6000-server", "{preset: llama-3.1-8b, dtype: fp8}", "max_model_len: 8192")));
-  EXPECT_EQ(q.kind, "roofline");
+  EXPECT_EQ(q.kind, models::ComputeKind::kRoofline);
 }
 
 // A fitted profile of another GPU is rescaled by the roofline, with a note; the RTX 4090

@@ -155,7 +155,7 @@ TEST(LoadScenario, PresetsAndSiblingOverrides) {
   EXPECT_FALSE(g.output_num_tokens.integer_bounds);  // min written as 80.0
   EXPECT_EQ(s.workload.clients.num_clients, 2);
   EXPECT_EQ(s.workload.warmup_percentages, std::vector<double>{0.0});
-  EXPECT_EQ(s.output.format, "table");
+  EXPECT_EQ(s.output.format, OutputFormat::kTable);
 }
 
 // Every section written out by hand, with a spread of units.
@@ -190,7 +190,7 @@ TEST(LoadScenario, InlineSpecsWithUnits) {
   EXPECT_EQ(s.model.dtype, models::DType::kFp16);
   EXPECT_EQ(s.model.kv_dtype, models::DType::kFp16);  // follows dtype when not given
   EXPECT_EQ(s.engine.gpu_memory_utilization, 1.0);
-  EXPECT_EQ(s.engine.scheduling_policy, "priority");
+  EXPECT_EQ(s.engine.scheduling_policy, engine::SchedulingPolicy::kPriority);
   EXPECT_EQ(s.engine.num_gpu_blocks_override, 1000);
   EXPECT_EQ(s.engine.output_latency, 1'500'000);
   EXPECT_EQ(s.compute.roofline.step_overhead_us, 12.5);
@@ -199,9 +199,9 @@ TEST(LoadScenario, InlineSpecsWithUnits) {
   const fs::path dir = fs::absolute(kFixtures).lexically_normal();
   EXPECT_EQ(s.workload.trace.file, (dir / "traces/sample.jsonl").string());
   EXPECT_EQ(s.workload.input_file, (dir / "conversations.json").string());
-  EXPECT_EQ(s.workload.trace.format, "mooncake");
+  EXPECT_EQ(s.workload.trace.format, workload::TraceFormat::kMooncake);
   EXPECT_EQ(s.workload.trace.time_scale, 0.5);
-  EXPECT_EQ(s.workload.clients.conversation_sampling, "random");
+  EXPECT_EQ(s.workload.clients.conversation_sampling, workload::ConversationSampling::kRandom);
   EXPECT_EQ(s.workload.clients.request_rate, 0.25);
   EXPECT_FALSE(s.workload.clients.early_stop);
   EXPECT_EQ(s.workload.chat_template.generation_prompt_tokens, 3);

@@ -78,9 +78,9 @@ TEST(MakeDriver, BadSpecs) {
   WorkloadSpec trace;
   trace.kind = WorkloadSpec::Kind::kTrace;
   trace.trace.file = "small_trace.jsonl";
-  trace.trace.format = "azure";
+  trace.trace.format = TraceFormat::kAzure;
   EXPECT_THROW(make_driver(trace, kFixtures, 0), InputError);
-  trace.trace.format = "auto";
+  trace.trace.format = TraceFormat::kAuto;
   auto d = make_driver(trace, kFixtures, 0);
   testing::FakeContext ctx;
   ctx.run(*d);

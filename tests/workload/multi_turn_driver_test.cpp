@@ -236,7 +236,7 @@ TEST(MultiTurnDriver, RequestRateMeanGap) {
 // repeats the sequence and other seeds give other ones.
 TEST(MultiTurnDriver, RandomSampling) {
   ClientSpec s = clients(1, 3);
-  s.conversation_sampling = "random";
+  s.conversation_sampling = ConversationSampling::kRandom;
   auto run = [&](std::uint64_t seed) {
     MultiTurnDriver d(convs({4, 4, 4}), s, ChatTemplate{}, seed);
     FakeContext ctx;
@@ -324,9 +324,6 @@ TEST(MultiTurnDriver, ValidationMirrorsGetClientConfig) {
   s.limit_max_tokens = 5;
   EXPECT_EQ(message(s, 4), "Invalid min/max tokens limits (min should not be larger than max)");
   s = clients(1, 1);
-  s.conversation_sampling = "lru";
-  EXPECT_NE(message(s, 4), "");
-  s = clients(1, 1);
   s.request_rate = -1;
   EXPECT_NE(message(s, 4), "");
   EXPECT_THROW(MultiTurnDriver(convs({1}), clients(2, 2), ChatTemplate{}, 0), InputError);
@@ -348,7 +345,7 @@ TEST(MultiTurnDriver, Deterministic) {
   auto run = [] {
     ClientSpec s = clients(3, 6);
     s.request_rate = 1.0;
-    s.conversation_sampling = "random";
+    s.conversation_sampling = ConversationSampling::kRandom;
     MultiTurnDriver d(convs({3, 1, 4, 1, 5, 9, 2, 6}), s, ChatTemplate{}, 11);
     FakeContext ctx;
     ctx.latency = [](const RequestSpec& r) { return (r.input_num_turns % 3) * 250 * kMillisecond; };

@@ -22,7 +22,7 @@ std::string temp_file(const std::string& name, const std::string& text) {
 }
 
 Diagnostic read_error(const std::string& name, const std::string& text,
-                      const std::string& format = "auto") {
+                      TraceFormat format = TraceFormat::kAuto) {
   const std::string path = temp_file(name, text);
   try {
     TraceReadOptions opt;
@@ -37,14 +37,15 @@ Diagnostic read_error(const std::string& name, const std::string& text,
 }
 
 TEST(TraceDetect, EachSampleByContent) {
-  EXPECT_EQ(detect_trace_format(kSamples + "mooncake_conversation_head250.jsonl"), "mooncake");
-  EXPECT_EQ(detect_trace_format(kSamples + "bailian_example.jsonl"), "bailian");
-  EXPECT_EQ(detect_trace_format(kSamples + "azure_conv_2023_head250.csv"), "azure");
-  EXPECT_EQ(detect_trace_format(kSamples + "azure_code_2024_example.csv"), "azure");
-  EXPECT_EQ(detect_trace_format(kSamples + "burstgpt_example.csv"), "burstgpt");
-  EXPECT_EQ(detect_trace_format(kSamples + "sharegpt_example.json"), "sharegpt");
+  EXPECT_EQ(detect_trace_format(kSamples + "mooncake_conversation_head250.jsonl"),
+            TraceFormat::kMooncake);
+  EXPECT_EQ(detect_trace_format(kSamples + "bailian_example.jsonl"), TraceFormat::kBailian);
+  EXPECT_EQ(detect_trace_format(kSamples + "azure_conv_2023_head250.csv"), TraceFormat::kAzure);
+  EXPECT_EQ(detect_trace_format(kSamples + "azure_code_2024_example.csv"), TraceFormat::kAzure);
+  EXPECT_EQ(detect_trace_format(kSamples + "burstgpt_example.csv"), TraceFormat::kBurstGpt);
+  EXPECT_EQ(detect_trace_format(kSamples + "sharegpt_example.json"), TraceFormat::kShareGpt);
   EXPECT_EQ(detect_trace_format(temp_file("openai.json", R"([{"id": "x", "messages": []}])")),
-            "openai");
+            TraceFormat::kOpenAi);
   EXPECT_THROW(detect_trace_format(temp_file("unknown.txt", "hello,world\n1,2\n")), InputError);
 }
 
@@ -231,23 +232,24 @@ TEST(TraceErrors, LineAndColumnPerFormat) {
   EXPECT_EQ(d.path, "Request tokens");
   EXPECT_EQ(d.column, 11);
   d = read_error("bg_hdr.csv", "Timestamp,Model,Request tokens,Total tokens\n5,ChatGPT,472,490\n",
-                 "burstgpt");
+                 TraceFormat::kBurstGpt);
   EXPECT_EQ(d.line, 1);
   EXPECT_NE(d.message.find("Response tokens"), std::string::npos) << d.message;
 
   d = read_error(
       "sg.json",
       "[\n  {\"id\": \"a_0\", \"conversations\": [{\"from\": \"robot\", \"value\": \"x\"}]}\n]\n",
-      "sharegpt");
+      TraceFormat::kShareGpt);
   EXPECT_EQ(d.line, 2);
   EXPECT_EQ(d.path, "[0].conversations[0].from");
-  d = read_error("sg_id.json", "[{\"id\": \"a_0_1\", \"conversations\": []}]", "sharegpt");
+  d = read_error("sg_id.json", "[{\"id\": \"a_0_1\", \"conversations\": []}]",
+                 TraceFormat::kShareGpt);
   EXPECT_EQ(d.path, "[0].id");
 
   d = read_error("oa.json",
                  "[{\"id\": \"x\", \"messages\": [{\"role\": \"assistant\", \"content\": \"a\"}, "
                  "{\"role\": \"user\", \"content\": \"b\"}]}]",
-                 "openai");
+                 TraceFormat::kOpenAi);
   EXPECT_EQ(d.path, "[0].messages[0].role");
 }
 

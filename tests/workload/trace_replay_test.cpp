@@ -91,7 +91,7 @@ TEST(TraceReplay, OpenModeIgnoresCompletions) {
 TEST(TraceReplay, ClosedModeChildAfterParent) {
   TraceSpec spec;
   spec.rate_scale = 4;
-  spec.mode = "closed";
+  spec.mode = TraceMode::kClosed;
   TraceDriver d(small_trace(), spec);
   testing::FakeContext ctx;
   ctx.latency = [](const RequestSpec&) { return 2 * kSecond; };
@@ -126,7 +126,7 @@ TEST(TraceReplay, ClosedModeChildAfterParent) {
 // completes, and the total sent is every request.
 TEST(TraceReplay, ClosedModeBailianSample) {
   TraceSpec spec;
-  spec.mode = "closed";
+  spec.mode = TraceMode::kClosed;
   spec.time_scale = 0.1;
   TraceDriver d(read_trace(kSamples + "bailian_example.jsonl"), spec);
   testing::FakeContext ctx;
@@ -224,12 +224,6 @@ TEST(TraceBlocks, DriverNamesBlocksOnlyWhenHashIdsNamePrefixes) {
   c.hash_ids = {4, 6};  // 6 followed 5 before
   t.requests.push_back(c);
   EXPECT_EQ(TraceDriver(t, TraceSpec{}).prefix_names(16), nullptr);
-}
-
-TEST(TraceReplay, DriverRejectsBadMode) {
-  TraceSpec spec;
-  spec.mode = "sideways";
-  EXPECT_THROW(TraceDriver(small_trace(), spec), InputError);
 }
 
 }  // namespace
