@@ -5,25 +5,19 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "sim/core/error.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "tests/scenario/fixture_text.hpp"
 
 namespace kvsim::scenario {
 namespace {
 
-const std::string kCatalog = std::string(KVSIM_TEST_DATA_DIR) + "/fixtures/scenarios/catalog";
+const std::string& kCatalog = testing::kFixtureCatalog;
 
 // A box of two RTX 4090s with a DRAM tier; the line numbers below are this file's.
-const std::string kBase = [] {
-  std::ifstream in(std::string(KVSIM_TEST_DATA_DIR) + "/fixtures/scenarios/deployment.yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}();
+const std::string kBase = testing::fixture_scenario_text("deployment.yaml");
 
 LoadOptions options(std::vector<std::string> sets = {}) {
   LoadOptions o;

@@ -5,10 +5,8 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,24 +14,20 @@
 #include "sim/scenario/field_table.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/tables.hpp"
+#include "tests/scenario/fixture_text.hpp"
 
 namespace kvsim::scenario {
 namespace {
 
-const std::string kCatalog = std::string(KVSIM_TEST_DATA_DIR) + "/fixtures/scenarios/catalog";
+const std::string& kCatalog = testing::kFixtureCatalog;
 
 // The deployment tests' scenario (two RTX 4090s with a DRAM tier; its last section is
 // `workload:`), with the files that workload.kind trace and compute.kind profile / fitted
 // require named (decoding does not read them).
-const std::string kBase = [] {
-  std::ifstream in(std::string(KVSIM_TEST_DATA_DIR) + "/fixtures/scenarios/deployment.yaml");
-  std::stringstream text;
-  text << in.rdbuf()
-       << "  trace: {file: trace.jsonl}\n"
-          "compute:\n"
-          "  profile: {bundle_dir: bundle, fitted_path: fitted.yaml}\n";
-  return text.str();
-}();
+const std::string kBase = testing::fixture_scenario_text("deployment.yaml") +
+                          "  trace: {file: trace.jsonl}\n"
+                          "compute:\n"
+                          "  profile: {bundle_dir: bundle, fitted_path: fitted.yaml}\n";
 
 struct EnumField {
   std::string path;  // dotted, as --set writes it
