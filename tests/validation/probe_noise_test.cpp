@@ -22,25 +22,25 @@ ProbePoint point(const std::string& kind, std::int64_t tokens, int batch, double
   return p;
 }
 
-// TTFT: cold 64 tokens at 90, 100, 110 ms (median 100: deviations 0.1, 0, 0.1) and cached 64
-// tokens at 20, 20 (0, 0); a single point (no repeat) does not count. RMS over 5 repeats:
-// sqrt((0.01 + 0 + 0.01 + 0 + 0) / 5) = sqrt(0.004). TPOT: decode batch 2 at 10 and 12 ms
-// (median 11: deviations 1/11 each): RMS 1/11.
-TEST(ProbeNoise, RootMeanSquareOfRelativeDeviationsFromEachPointsMedian) {
+// TTFT: cold 64 tokens at 90, 100, 110 ms (median 100: squared deviations 100, 0, 100; squared
+// medians 3 x 10,000) and cached 64 tokens at 20, 20 (0, 0; 2 x 400); a single point (no
+// repeat) does not count: sqrt(200 / 30,800). TPOT: decode batch 2 at 10 and 12 ms (median 11):
+// sqrt((1 + 1) / (2 x 121)) = 1/11.
+TEST(ProbeNoise, RmsDeviationFromEachPointsMedianOverRmsTime) {
   ProbeResult r;
   r.points = {point("cold_prefill", 64, 1, 90, 0),   point("cold_prefill", 64, 1, 100, 0),
               point("cold_prefill", 64, 1, 110, 0),  point("cached_prefix", 64, 1, 20, 0),
               point("cached_prefix", 64, 1, 20, 0),  point("cold_prefill", 512, 1, 400, 0),
               point("decode", 64, 2, 50, 10),        point("decode", 64, 2, 50, 12)};
   const ProbeNoise n = probe_noise(r);
-  EXPECT_NEAR(n.ttft_spread, std::sqrt(0.004), 1e-12);
+  EXPECT_NEAR(n.ttft_spread, std::sqrt(200.0 / 30800.0), 1e-12);
   EXPECT_EQ(n.ttft_samples, 5);
   EXPECT_NEAR(n.tpot_spread, 1.0 / 11.0, 1e-12);
   EXPECT_EQ(n.tpot_samples, 2);
   // The decode points' TTFTs (50, 50) are not TTFT probes: adding a differing one changes
   // nothing.
   r.points.push_back(point("decode", 64, 2, 500, 11));
-  EXPECT_NEAR(probe_noise(r).ttft_spread, std::sqrt(0.004), 1e-12);
+  EXPECT_NEAR(probe_noise(r).ttft_spread, std::sqrt(200.0 / 30800.0), 1e-12);
 }
 
 // Bounds widen to k x spread only where the noise exceeds them; tokens and the hit rate stay.

@@ -453,19 +453,20 @@ ProbeNoise probe_noise(const ProbeResult& probe) {
     }
   }
   auto spread = [](const auto& groups, int& samples) {
-    double sq = 0;
+    double deviation = 0;  // sum (x - m)^2
+    double magnitude = 0;  // sum m^2
     samples = 0;
     for (const auto& [key, values] : groups) {
       if (values.size() < 2) continue;
       const double med = median_of(values);
       if (!(med > 0)) continue;
       for (const double x : values) {
-        const double d = (x - med) / med;
-        sq += d * d;
+        deviation += (x - med) * (x - med);
+        magnitude += med * med;
         ++samples;
       }
     }
-    return samples > 0 ? std::sqrt(sq / samples) : 0.0;
+    return magnitude > 0 ? std::sqrt(deviation / magnitude) : 0.0;
   };
   ProbeNoise n;
   n.ttft_spread = spread(ttft, n.ttft_samples);

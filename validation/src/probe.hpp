@@ -131,10 +131,11 @@ struct TierFit {
 TierFit fit_tier(const ProbeResult& probe, double kv_bytes_per_token);
 bool has_tier_points(const ProbeResult& probe);
 
-// The run-to-run noise of timing on the probed machine, from the probe's repeats: for every
-// point (kind, prompt length, batch) measured two or more times, each repeat's relative
-// deviation from the point's median, |x - median| / median; the spread is the root mean square
-// of those deviations (so one late request on a loaded machine counts, squared). TTFT: the
+// The run-to-run noise of timing on the probed machine, from the probe's repeats: over every
+// point (kind, prompt length, batch) measured two or more times, each repeat x's deviation from
+// its point's median m, spread = sqrt(sum (x - m)^2 / sum m^2): the RMS deviation relative to
+// the RMS time, so a few milliseconds of jitter on a 10 ms cached-prefix TTFT do not count as
+// much as on a 1 s prefill (one late request on a loaded machine still counts, squared). TTFT: the
 // cold_prefill, cached_prefix and tier_hit points; TPOT: the decode points' concurrent TPOT
 // (their whole-request TPOT when the window held none).
 struct ProbeNoise {

@@ -667,6 +667,10 @@ std::string comparison_markdown(const Comparison& c) {
        << signed_percent(f.mean_rel_error_percent) << " | " << (tol == "-" ? "" : tol)
        << (f.exceeded ? " exceeded" : "") << " |\n";
   }
+  if (!c.notes.empty()) {
+    os << "\nNotes:\n\n";
+    for (const auto& n : c.notes) os << "- " << n << '\n';
+  }
   return os.str();
 }
 
