@@ -668,6 +668,7 @@ StructTable make_sharegpt_table() {
 // Each trace format with its spelling, in kTraceFormats' order.
 std::vector<std::pair<std::string, workload::TraceFormat>> trace_format_values() {
   std::vector<std::pair<std::string, workload::TraceFormat>> out;
+  out.reserve(workload::kTraceFormats.size());
   for (const auto f : workload::kTraceFormats) out.emplace_back(workload::trace_format_name(f), f);
   return out;
 }

@@ -41,6 +41,7 @@ TraceFormat list_format(const std::string& head) {
 const std::vector<std::string>& trace_formats() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
+    out.reserve(kTraceFormats.size());
     for (const auto f : kTraceFormats) out.emplace_back(trace_format_name(f));
     return out;
   }();
@@ -121,7 +122,7 @@ Trace read_trace(const std::string& file, const TraceReadOptions& opt) {
   const auto block = [&](int own) {
     return opt.hash_block_tokens > 0 ? opt.hash_block_tokens : own;
   };
-  const auto conversations = [&](std::vector<Conversation> list) {
+  const auto conversations = [&](const std::vector<Conversation>& list) {
     return conversations_to_trace(list, opt.chat_template, block(kConversationBlockTokens),
                                   trace_format_name(format), path);
   };
@@ -135,7 +136,7 @@ Trace read_trace(const std::string& file, const TraceReadOptions& opt) {
             path, 1, 1,
             "a generation config, not a conversation list: it has no requests to replay");
       }
-      return conversations(std::move(input.conversations));
+      return conversations(input.conversations);
     }
     case TraceFormat::kMooncake:
       return parse_mooncake(*open_input(file, "the trace file"), path, block(kMooncakeBlockTokens));
