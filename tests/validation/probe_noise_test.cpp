@@ -12,14 +12,12 @@ namespace kvsim::validation {
 namespace {
 
 ProbePoint point(const std::string& kind, std::int64_t tokens, int batch, double ttft, double tpot) {
-  ProbePoint p;
-  p.kind = kind;
-  p.prompt_tokens = tokens;
-  p.batch = batch;
-  p.ttft_ms = ttft;
-  p.tpot_ms = tpot;
-  p.concurrent_tpot_ms = kind == "decode" ? tpot : -1;
-  return p;
+  return ProbePoint{.kind = kind,
+                    .prompt_tokens = tokens,
+                    .batch = batch,
+                    .ttft_ms = ttft,
+                    .tpot_ms = tpot,
+                    .concurrent_tpot_ms = kind == "decode" ? tpot : -1};
 }
 
 // TTFT: cold 64 tokens at 90, 100, 110 ms (median 100: squared deviations 100, 0, 100; squared
