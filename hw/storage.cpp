@@ -58,32 +58,6 @@ SimTime nvme_write_time(const NvmeDriveSpec& d, Bytes bytes) {
   return d.write_latency + transfer_time(bytes, d.write);
 }
 
-namespace {
-
-// 25/100/200 Gb/s at 92 % and 400 Gb/s at 90 % of line rate: docs/sources.md A9 seeds (11.5,
-// 23, 45 GB/s); A7 measured ~12 GB/s per 100G and ~24 per 200G with nccl-tests, ~194 of 200 Gb/s
-// with ib_write_bw. One-way latency 1 us: A7 perftest ib_write_lat 0.93-1.32 us, ib_read_lat
-// (a round trip) 1.91 us.
-RdmaNicSpec rdma_nic(double gbits, double efficiency, std::string name) {
-  RdmaNicSpec n;
-  n.name = std::move(name);
-  n.line_rate_bits_per_s = gbits * 1e9;
-  n.efficiency = efficiency;
-  n.latency = 1 * kMicrosecond;
-  n.source =
-      "A9 seeds 100G 11.5, 200G 23, 400G 45 GB/s; A7 [M] NVIDIA/nccl-tests issue 119 (~12 GB/s "
-      "per 100G, ~24 per 200G), linux-rdma/perftest issue 131 (ib_write_lat ~1 us, ib_read_lat "
-      "1.91 us)";
-  return n;
-}
-
-}  // namespace
-
-RdmaNicSpec rdma_nic_25g() { return rdma_nic(25, 0.92, "rdma_25g"); }
-RdmaNicSpec rdma_nic_100g() { return rdma_nic(100, 0.92, "rdma_100g"); }
-RdmaNicSpec rdma_nic_200g() { return rdma_nic(200, 0.92, "rdma_200g"); }
-RdmaNicSpec rdma_nic_400g() { return rdma_nic(400, 0.90, "rdma_400g"); }
-
 LinkSpec rdma_link(const RdmaNicSpec& nic, std::string name) {
   LinkSpec s;
   s.name = std::move(name);

@@ -51,14 +51,6 @@ struct RdmaNicSpec {
   BytesPerSec effective() const { return BytesPerSec{line_rate_bits_per_s / 8.0 * efficiency}; }
 };
 
-// Presets: 92 % of line rate for 25/100/200 Gb/s and 90 % for 400 Gb/s (docs/sources.md A9
-// seeds 11.5 / 23 / 45 GB/s; A7 measures ~12 per 100G and ~24 per 200G), 1 us one way (A7:
-// ib_write_lat 0.93-1.32 us, ib_read_lat round trip 1.91 us).
-RdmaNicSpec rdma_nic_25g();
-RdmaNicSpec rdma_nic_100g();
-RdmaNicSpec rdma_nic_200g();
-RdmaNicSpec rdma_nic_400g();
-
 // The NIC's link as a LinkSpec: effective() both ways, no duplex interference (Ethernet and
 // InfiniBand are full duplex with separate lanes each way), the NIC's latency.
 LinkSpec rdma_link(const RdmaNicSpec& nic, std::string name);

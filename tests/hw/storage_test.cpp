@@ -11,11 +11,16 @@
 #include "../models/catalog_reader.hpp"
 #include "hw/pcie.hpp"
 #include "sim/core/error.hpp"
+#include "tests/hw/rdma_nics.hpp"
 
 namespace kvsim::hw {
 namespace {
 
 using kvsim::testing::CatalogEntry;
+using testing::rdma_nic_25g;
+using testing::rdma_nic_100g;
+using testing::rdma_nic_200g;
+using testing::rdma_nic_400g;
 using kvsim::testing::parse_quantity;
 using kvsim::testing::parse_time_ns;
 
