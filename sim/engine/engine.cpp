@@ -157,6 +157,12 @@ void Engine::schedule_waiting(Plan& plan, std::int64_t& budget) {
     if (r.num_computed == 0 && kv_.caching()) {
       hits = kv_.longest_cache_hit(r, hit_scratch_, fast_paths_);
       hit_tokens = static_cast<std::int64_t>(hits.size()) * kv_.block_size();
+      if (prepare_waits() && kv_.would_erase(hits)) {
+        // Its sequence must be erased first, which waits for the engine (prepare_max_running).
+        waiting_.pop_front();
+        skipped_.push_back(s);
+        continue;
+      }
       // PrefixCacheStats are recorded at every lookup (vLLM 0.11-0.19 kv_cache_manager.py
       // get_computed_blocks), so a request blocked at the head of the queue is counted again
       // each step; resumed (preempted) requests are counted apart.
@@ -173,6 +179,14 @@ void Engine::schedule_waiting(Plan& plan, std::int64_t& budget) {
       // get_num_new_matched_tokens: tokens the offload tiers hold beyond the GPU hit.
       const auto external = connector_->match(r, hit_tokens);
       if (!external) {  // its blocks are being loaded for another request: try again later
+        waiting_.pop_front();
+        skipped_.push_back(s);
+        continue;
+      }
+      if (*external > 0 && connector_->synchronous() && prepare_waits()) {
+        // The engine does not give itself to the load in this step (prepare_max_running): the
+        // request waits at the head of the queue; those behind it go ahead.
+        connector_->release_match(r);
         waiting_.pop_front();
         skipped_.push_back(s);
         continue;

@@ -319,6 +319,12 @@ class Engine {
   std::vector<Slot> free_slots_;
   std::unordered_map<std::uint64_t, Slot> slot_of_;  // request id -> slot, while in the engine
   ConnectorHooks* connector_ = nullptr;
+  // Whether a request that needs its sequence prepared (a synchronous load, an erase) waits in
+  // this step: more requests run than engine.prepare_max_running allows.
+  bool prepare_waits() const {
+    return config_.prepare_max_running >= 0 &&
+           static_cast<int>(running_.size()) > config_.prepare_max_running;
+  }
   RequestObserver* observer_ = nullptr;
   std::vector<Slot> skipped_;
   SimTime now_ = 0;  // time of the schedule pass in progress

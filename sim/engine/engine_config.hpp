@@ -36,6 +36,16 @@ struct EngineConfig {
   // prefixes are kept, each reused only by a request that continues it (KvCacheManager::
   // set_prefix_cache_sequences). 0: vLLM's block prefix cache.
   int prefix_cache_sequences = 0;
+  // Not vLLM: for engines that prepare a request's sequence only between batches while they
+  // have the engine to themselves (the CPU engine of validation/cpu-engine: node-llama-cpp's batch
+  // loop keeps the llama.cpp context while two or more sequences decode, and loading a saved
+  // state into a sequence or erasing what another request left in it waits for the context): a
+  // request that needs such a preparation (a synchronous load from the offload tier, connector
+  // lmcache; with prefix_cache_sequences, a sequence whose tokens it does not continue) starts
+  // only in a step that at most this many other requests run in; it waits at the head of the
+  // queue and the requests behind it go ahead. -1: no such wait (vLLM). kvsim probe --offload
+  // measures it (tier_hit_busy points).
+  int prepare_max_running = -1;
   bool enable_chunked_prefill = true;
   int max_model_len = 0;  // 0: the model's max_position_embeddings
   bool async_scheduling = true;  // vLLM's default since 0.14 (PR #27614)

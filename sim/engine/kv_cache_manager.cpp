@@ -102,6 +102,18 @@ void KvCacheManager::take_sequence(std::span<const BlockId> hits) {
   ++holders_;
 }
 
+bool KvCacheManager::would_erase(std::span<const BlockId> hits) const {
+  if (sequences_ == 0) return false;
+  if (!hits.empty()) {
+    const auto from_sequence = std::find_if(idle_.begin(), idle_.end(), [&](const auto& seq) {
+      return !seq.empty() && seq.front().first == hits.front();
+    });
+    if (from_sequence != idle_.end()) return from_sequence->size() > hits.size();
+  }
+  return holders_ + static_cast<std::int64_t>(idle_.size()) >= sequences_ && !idle_.empty() &&
+         !idle_.front().empty();
+}
+
 void KvCacheManager::drop_sequence(const std::vector<std::pair<BlockId, std::uint64_t>>& seq,
                                    std::size_t from) {
   for (std::size_t i = from; i < seq.size(); ++i) {

@@ -74,6 +74,10 @@ class KvCacheManager {
   int prefix_cache_sequences() const { return sequences_; }
   // Idle sequences kept (for tests).
   std::size_t idle_sequences() const { return idle_.size(); }
+  // Whether take_sequence(hits) would erase cached tokens of an idle sequence: the tokens the
+  // continued sequence kept beyond the hit, or, with no empty sequence left, the least recently
+  // used one's.
+  bool would_erase(std::span<const BlockId> hits) const;
 
   BlockPool& pool() { return pool_; }
   const BlockPool& pool() const { return pool_; }

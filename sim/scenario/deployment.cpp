@@ -65,6 +65,12 @@ std::optional<ScenarioProblem> check_servers_and_layout(const Scenario& sc) {
                            "each running request holds a sequence: at least max_num_seqs (" +
                                std::to_string(sc.engine.max_num_seqs) + ")"};
   }
+  if (sc.engine.prepare_max_running >= 0 && sc.engine.prefix_cache_sequences == 0 &&
+      sc.kv_offload.connector != engine::KvConnector::kLmcache) {
+    return ScenarioProblem{"engine.prepare_max_running",
+                           "gates synchronous loads and sequence erases: needs "
+                           "kv_offload.connector lmcache or engine.prefix_cache_sequences"};
+  }
   const std::int64_t gpus = total_gpus(sc);
   if (gpus > limits::kMaxGpus) {
     return ScenarioProblem{

@@ -364,6 +364,16 @@ StructTable make_engine_table() {
                "takes an empty one, else erases the least recently used idle one. At least "
                "max_num_seqs (each running request holds one).",
                Range::at_least(0))
+      .integer("prepare_max_running", &EngineConfig::prepare_max_running,
+               "Not a vLLM setting: -1 (the default) starts a request whenever the scheduler "
+               "admits it; N >= 0 models an engine that prepares a request's sequence only "
+               "between batches it has to itself (the CPU engine: its batch loop keeps the "
+               "context while two or more sequences decode): a request that needs a synchronous "
+               "load (kv_offload.connector lmcache) or, with prefix_cache_sequences, a sequence "
+               "whose tokens it does not continue waits until a step that at most N other "
+               "requests run in; the requests behind it go ahead meanwhile. kvsim probe "
+               "--offload measures it.",
+               Range::at_least(-1))
       .boolean("enable_chunked_prefill", &EngineConfig::enable_chunked_prefill,
                "Split long prefills over steps.")
       .integer("max_model_len", &EngineConfig::max_model_len,
