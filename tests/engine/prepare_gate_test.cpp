@@ -29,7 +29,8 @@ EngineConfig config(int max_seqs, int gate) {
 }
 
 // Runs the engine to the end from `t`, recording each request's first token time.
-void run_to_end(Engine& e, SimTime t, std::optional<SimTime> d, std::map<std::uint64_t, SimTime>& first) {
+void run_to_end(Engine& e, SimTime t, std::optional<SimTime> d,
+                std::map<std::uint64_t, SimTime>& first) {
   while (d) {
     t += *d;
     d = e.finish_step(t);

@@ -82,17 +82,19 @@ TEST(DeploymentChecks, PrefixCacheSequencesBelowMaxNumSeqs) {
 // connector and vLLM's block cache there is nothing to gate. With lmcache, or with sequence
 // slots, it loads.
 TEST(DeploymentChecks, PrepareMaxRunningNeedsSomethingToGate) {
-  const Diagnostic d = problem_of(
-      replace(kBase, "scheduling_policy: fcfs", "scheduling_policy: fcfs\n  prepare_max_running: 1"));
+  const Diagnostic d = problem_of(replace(kBase, "scheduling_policy: fcfs",
+                                          "scheduling_policy: fcfs\n  prepare_max_running: 1"));
   EXPECT_EQ(d.path, "engine.prepare_max_running");
   EXPECT_EQ(d.line, 10);
   EXPECT_NE(d.message.find("needs kv_offload.connector lmcache or engine.prefix_cache_sequences"),
             std::string::npos)
       << d.message;
-  for (const std::string& with : {std::string("prefix_cache_sequences: 256"), std::string("max_num_seqs: 4")}) {
+  for (const std::string& with :
+       {std::string("prefix_cache_sequences: 256"), std::string("max_num_seqs: 4")}) {
     std::string text = replace(kBase, "scheduling_policy: fcfs",
                                "scheduling_policy: fcfs\n  prepare_max_running: 1\n  " + with);
-    if (with.rfind("max_num_seqs", 0) == 0) text = replace(text, "connector: native", "connector: lmcache");
+    if (with.rfind("max_num_seqs", 0) == 0)
+      text = replace(text, "connector: native", "connector: lmcache");
     const Scenario ok = load_scenario_text(text, "t.yaml", options());
     EXPECT_FALSE(check_deployment(ok).has_value()) << with;
     EXPECT_EQ(ok.engine.prepare_max_running, 1);
