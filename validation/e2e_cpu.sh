@@ -53,11 +53,13 @@ log "probing"
 # The model's KV: 2 (K, V) x 8 layers x 4 KV heads x 64 x 2 bytes = 8,192 bytes per token.
 "$KVSIM" calibrate --measured "$WORK/probe.json" --layers 8 --kv-bytes-per-token 8192 --out "$WORK/fitted.yaml" \
   --format json > "$WORK/calibrate.json"
-read -r TIER_RATE TIER_LATENCY < <(python3 -c '
+read -r TIER_RATE TIER_LATENCY LOAD_GATE < <(python3 -c '
 import json, sys
-t = json.load(open(sys.argv[1]))["offload_tier"]
-print("%.6gB/s %.6gus" % (t["bytes_per_s"], t["latency_us"]))' "$WORK/calibrate.json")
-log "saved-state tier fitted: load rate $TIER_RATE, latency $TIER_LATENCY"
+c = json.load(open(sys.argv[1]))
+t = c["offload_tier"]
+print("%.6gB/s %.6gus %d" % (t["bytes_per_s"], t["latency_us"], c.get("load_gate", {}).get("prepare_max_running", -1)))' \
+  "$WORK/calibrate.json")
+log "saved-state tier fitted: load rate $TIER_RATE, latency $TIER_LATENCY; loads wait while more than $LOAD_GATE other(s) run (-1: never)"
 
 cat > "$WORK/cpu-tiny-llama.yaml" <<YAML
 # The CPU engine (validation/cpu-engine) serving the generated tiny Llama, as kvsim models it:
@@ -71,7 +73,12 @@ cat > "$WORK/cpu-tiny-llama.yaml" <<YAML
 #   erased is loaded back from its file on its next turn, on the request's path and holding the
 #   engine's context (no batch runs meanwhile): a synchronous load (connector lmcache, chunks of
 #   one block) from a local drive whose read rate and latency probe --offload measured
-#   ($TIER_RATE, $TIER_LATENCY); writes are taken at the same rate.
+#   ($TIER_RATE, $TIER_LATENCY); writes are taken at the same rate;
+# - a request whose sequence must be prepared (its saved state loaded, or what another request
+#   left in it erased) gets the engine's context only between batches after which at most
+#   $LOAD_GATE other request(s) keep running (node-llama-cpp's batch loop keeps the context while
+#   two or more sequences decode), as probe --offload measured (tier_hit_busy):
+#   engine.prepare_max_running.
 # No prefix is shared across conversations.
 name: cpu-tiny-llama
 seed: 11
@@ -102,6 +109,7 @@ engine:
   max_model_len: 4096
   num_gpu_blocks_override: 1025
   prefix_cache_sequences: 4
+  prepare_max_running: $LOAD_GATE
   async_scheduling: false
 kv_offload:
   connector: lmcache

@@ -1,8 +1,9 @@
 // kvsim calibrate: fit the compact step-time model to a measured profile bundle.
 #include <filesystem>
-#include <memory>
 #include <iomanip>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -94,9 +95,11 @@ int cmd_calibrate_measured(const CalibrateOptions& o, const CommonOptions& commo
   const auto fit = validation::fit_probe(probe);
   text << "Fitted " << o.measured << " (" << probe.url << ", model " << probe.model << ", " << layers
             << " layers)\n";
-  text << std::fixed << std::setprecision(3) << "per step s = " << fit.s_us << " us, per token t = " << fit.t_us
-            << " us, per prefill pair q = " << fit.q_us << " us, per cached token r = " << fit.r_us
-            << " us, per decode context token d = " << fit.d_us << " us\n";
+  text << std::fixed << std::setprecision(3) << "per step s = " << fit.s_us
+       << " us, per token t = " << fit.t_us << " us, per prefill pair q = " << fit.q_us
+       << " us, per cached token r = " << fit.r_us
+       << " us, per decode context token d = " << fit.d_us << " us, per sequence u = " << fit.u_us
+       << " us\n";
   text << std::left << std::setw(16) << "probe" << std::right << std::setw(8) << "tokens" << std::setw(7)
             << "batch" << std::setw(12) << "median" << std::setw(12) << "fitted" << std::setw(9) << "error" << '\n';
   for (const auto& r : fit.residuals) {
@@ -109,6 +112,7 @@ int cmd_calibrate_measured(const CalibrateOptions& o, const CommonOptions& commo
   // The offload tier's load path, when the probe measured it (kvsim probe --offload): written into
   // the profile's optional offload_tier section, and as the scenario keys that carry it.
   auto coefficients = validation::probe_coefficients(fit, probe, layers, o.measured);
+  bool tier_rate_resolved = true;
   if (validation::has_tier_points(probe)) {
     const double kv_bytes =
         o.kv_bytes_per_token > 0
@@ -116,10 +120,15 @@ int cmd_calibrate_measured(const CalibrateOptions& o, const CommonOptions& commo
             : catalog_model(load_catalog(common), model_name).kv_bytes_per_token().as_double();
     const auto tier = validation::fit_tier(probe, kv_bytes);
     coefficients.offload_tier = models::MeasuredTier{tier.bytes_per_s, tier.latency_us};
+    tier_rate_resolved = tier.rate_resolved;
     std::ostringstream t;
-    t << std::setprecision(4) << "offload tier (" << probe.tier_eviction << ", " << model_name << ": " << kv_bytes
-      << " KV bytes per token): latency " << tier.latency_us << " us, load rate " << tier.bytes_per_s / 1e9
-      << " GB/s; rms error " << tier.rms_error_ms << " ms\n";
+    t << std::setprecision(4) << "offload tier (" << probe.tier_eviction << ", " << model_name
+      << ": " << kv_bytes << " KV bytes per token): latency " << tier.latency_us
+      << " us, load rate " << tier.bytes_per_s / 1e9 << " GB/s"
+      << (tier.rate_resolved ? ""
+                             : " (the slowest rate the points allow: their extra TTFT did not grow "
+                               "with the bytes)")
+      << "; rms error " << tier.rms_error_ms << " ms\n";
     text << t.str();
     text << std::left << std::setw(8) << "tokens" << std::right << std::setw(14) << "bytes" << std::setw(16)
               << "measured extra" << std::setw(14) << "fitted extra" << '\n';
@@ -131,13 +140,39 @@ int cmd_calibrate_measured(const CalibrateOptions& o, const CommonOptions& commo
     text.unsetf(std::ios::floatfield);
     text << tier_scenario_lines(tier.bytes_per_s, tier.latency_us);
   }
+  // Whether loads wait for the engine to be nearly idle (probe --offload's tier_hit_busy points).
+  std::optional<validation::LoadGate> gate;
+  if (validation::has_busy_tier_points(probe)) {
+    gate = validation::fit_load_gate(probe);
+    text << "loads while others decode (tier_hit_busy):\n";
+    text << std::left << std::setw(8) << "others" << std::right << std::setw(8) << "points"
+         << std::setw(8) << "waited" << std::setw(14) << "median TTFT" << std::setw(22)
+         << "first other done at\n";
+    for (const auto& r : gate->rows) {
+      text << std::left << std::setw(8) << r.others << std::right << std::setw(8) << r.points
+           << std::setw(8) << r.waited << std::fixed << std::setprecision(1) << std::setw(11)
+           << r.median_ttft_ms << " ms" << std::setw(18) << r.median_others_done_ms << " ms\n";
+    }
+    text.unsetf(std::ios::floatfield);
+    if (gate->prepare_max_running >= 0) {
+      text << "a load waited while " << gate->prepare_max_running + 1
+           << " or more others ran: scenario key engine.prepare_max_running: "
+           << gate->prepare_max_running << "\n";
+    } else {
+      text << "no load waited for the others: engine.prepare_max_running: -1 (the default)\n";
+    }
+  }
   out.doc["mode"] = "measured";
   out.doc["probe"] = o.measured;
   out.doc["url"] = probe.url;
   out.doc["model"] = probe.model;
   out.doc["layers"] = layers;
-  out.doc["step_model_us"] = {{"per_step", fit.s_us}, {"per_token", fit.t_us}, {"per_prefill_pair", fit.q_us},
-                              {"per_cached_token", fit.r_us}, {"per_decode_context_token", fit.d_us}};
+  out.doc["step_model_us"] = {{"per_step", fit.s_us},
+                              {"per_token", fit.t_us},
+                              {"per_prefill_pair", fit.q_us},
+                              {"per_cached_token", fit.r_us},
+                              {"per_decode_context_token", fit.d_us},
+                              {"per_sequence", fit.u_us}};
   io::Json rows = io::Json::array();
   for (const auto& r : fit.residuals) {
     rows.push_back({{"kind", r.kind}, {"prompt_tokens", r.prompt_tokens}, {"batch", r.batch},
@@ -146,8 +181,23 @@ int cmd_calibrate_measured(const CalibrateOptions& o, const CommonOptions& commo
   }
   out.doc["residuals"] = std::move(rows);
   if (coefficients.offload_tier) {
-    out.doc["offload_tier"] = {{"latency_us", io::json_number_or_null(coefficients.offload_tier->latency_us)},
-                               {"bytes_per_s", io::json_number_or_null(coefficients.offload_tier->load_bytes_per_s)}};
+    out.doc["offload_tier"] = {
+        {"latency_us", io::json_number_or_null(coefficients.offload_tier->latency_us)},
+        {"bytes_per_s", io::json_number_or_null(coefficients.offload_tier->load_bytes_per_s)},
+        {"rate_resolved", tier_rate_resolved}};
+  }
+  if (gate) {
+    io::Json rows_gate = io::Json::array();
+    for (const auto& r : gate->rows) {
+      rows_gate.push_back(
+          {{"others", r.others},
+           {"points", r.points},
+           {"waited", r.waited},
+           {"median_ttft_ms", io::json_number_or_null(r.median_ttft_ms)},
+           {"median_others_done_ms", io::json_number_or_null(r.median_others_done_ms)}});
+    }
+    out.doc["load_gate"] = {{"prepare_max_running", gate->prepare_max_running},
+                            {"rows", std::move(rows_gate)}};
   }
   if (!o.out.empty()) {
     out.doc["wrote"] = o.out;

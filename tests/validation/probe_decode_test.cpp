@@ -71,9 +71,9 @@ TEST(ProbeDecode, NoCommonDecodingIsZeroNotTheWholeRequest) {
 }
 
 // Points made exactly by the probe's step model (probe.hpp) with s = 5 ms, t = 200 us per token,
-// q = 0.01 us, d = 1 us per token of context; the decode points' whole-request TPOT is inflated
-// as a staggered batch's would be, their concurrent TPOT is exact.
-ProbeResult exact_probe(bool legacy) {
+// q = 0.01 us, d = 1 us per token of context, u per sequence of a step; the decode points'
+// whole-request TPOT is inflated as a staggered batch's would be, their concurrent TPOT is exact.
+ProbeResult exact_probe(bool legacy, double u = 0) {
   constexpr double s = 5000, t = 200, q = 0.01, d = 1;
   ProbeResult r;
   r.decode_tokens = 16;
@@ -84,7 +84,7 @@ ProbeResult exact_probe(bool legacy) {
     p.prompt_tokens = len;
     p.server_prompt_tokens = len;
     p.cached_tokens = 0;
-    p.ttft_ms = (s + t * l + q * l * (l + 1) / 2) / 1e3;
+    p.ttft_ms = (s + t * l + q * l * (l + 1) / 2 + u) / 1e3;
     r.points.push_back(p);
   }
   for (const int b : {1, 2, 4}) {
@@ -96,7 +96,7 @@ ProbeResult exact_probe(bool legacy) {
       p.server_prompt_tokens = ctx;
       p.batch = b;
       p.output_tokens = 16;
-      const double exact_ms = (s + t * b + d * b * c) / 1e3;
+      const double exact_ms = (s + t * b + d * b * c + u * b) / 1e3;
       p.concurrent_tpot_ms = legacy ? -1 : exact_ms;
       p.tpot_ms = b == 1 || legacy ? exact_ms : exact_ms * 2.5;
       r.points.push_back(p);
@@ -113,6 +113,22 @@ TEST(ProbeDecode, TheFitTakesTheConcurrentTpot) {
   // A file without concurrent_tpot_ms falls back to the whole request's TPOT.
   const ProbeFit legacy = fit_probe(exact_probe(true));
   EXPECT_NEAR(legacy.d_us, 1, 0.01);
+}
+
+// A cost per sequence of a step (u: sampling, the server's per-token work) is told apart from
+// the per-token compute t by the decode points at batch sizes 1, 2 and 4 (prefill steps have one
+// sequence), and becomes the profile's per-sequence term c1.
+TEST(ProbeDecode, ThePerSequenceCostIsFittedApartFromThePerTokenOne) {
+  const ProbeFit fit = fit_probe(exact_probe(false, 1500));
+  EXPECT_NEAR(fit.s_us, 5000, 5);
+  EXPECT_NEAR(fit.t_us, 200, 0.5);
+  EXPECT_NEAR(fit.d_us, 1, 0.01);
+  EXPECT_NEAR(fit.u_us, 1500, 5);
+  EXPECT_NEAR(fit_probe(exact_probe(false)).u_us, 0, 5);
+  const auto c = probe_coefficients(fit, exact_probe(false, 1500), 8, "probe.json");
+  ASSERT_EQ(c.per_sequence_us.size(), 2u);
+  EXPECT_EQ(c.per_sequence_us[0], 0);
+  EXPECT_NEAR(c.per_sequence_us[1], 1500, 5);
 }
 
 // Three repeats, one of them late at every point (a loaded machine only adds time): the fit takes

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -163,6 +164,109 @@ TEST(ProbeTier, ExactPointsGiveTheRateAndTravelInTheProfile) {
   ASSERT_TRUE(back.offload_tier.has_value());
   EXPECT_EQ(back.offload_tier->load_bytes_per_s, fit.bytes_per_s);
   EXPECT_EQ(back.offload_tier->latency_us, fit.latency_us);
+}
+
+// probe --offload's tier_hit_busy points against a server whose loads wait until at most one
+// other request runs (--tier-gate 1), and one whose loads never wait: with k = 1, 2, 3 others
+// decoding 64 tokens (1 ms each), the gated server's hit comes after the first of them ends
+// when k >= 2, and fit_load_gate reads prepare_max_running 1; the other server's hits come in
+// a few milliseconds at every k: -1.
+TEST(ProbeTier, BusyTierHitsShowWhetherLoadsWaitForTheOthers) {
+  for (const int gate : {1, -1}) {
+    FakeServer server({"--tier-bytes-per-s", "4e9", "--tier-latency-ms", "1",
+                       "--kv-bytes-per-token", "131072", "--prefill-us", "1", "--ttft-ms", "2",
+                       "--token-ms", "1", "--tier-gate", std::to_string(gate)});
+    ProbeOptions o;
+    o.url = server.url();
+    o.model = "fake-model";
+    o.timeouts.first_token_s = 30;
+    o.prompt_tokens = {256, 512};
+    o.batch_sizes = {1, 4};
+    o.decode_contexts = {64};
+    o.decode_tokens = 4;
+    o.repeats = 1;
+    o.offload = true;
+    const ProbeResult r = run_probe(o);
+    ASSERT_TRUE(r.errors.empty()) << r.errors.front();
+    ASSERT_TRUE(has_busy_tier_points(r));
+    int busy = 0;
+    for (const auto& p : r.points) {
+      if (p.kind != "tier_hit_busy") continue;
+      ++busy;
+      EXPECT_EQ(p.prompt_tokens, 256);
+      EXPECT_GE(p.cached_tokens, 256 - 32);  // loaded from the tier
+      EXPECT_GT(p.others_done_ms, 0);
+    }
+    EXPECT_EQ(busy, 3);
+    const LoadGate g = fit_load_gate(r);
+    ASSERT_EQ(g.rows.size(), 3U);
+    for (const auto& row : g.rows) {
+      EXPECT_EQ(row.points, 1);
+      EXPECT_EQ(row.waited, gate >= 0 && row.others > gate ? 1 : 0)
+          << "k " << row.others << ", gate " << gate;
+    }
+    EXPECT_EQ(g.prepare_max_running, gate);
+    // The points travel through the probe file.
+    const ProbeResult back = [&] {
+      const std::string path = ::testing::TempDir() + "probe_busy.json";
+      FILE* f = std::fopen(path.c_str(), "w");
+      const std::string text = probe_json(r);
+      std::fwrite(text.data(), 1, text.size(), f);
+      std::fclose(f);
+      return load_probe(path);
+    }();
+    EXPECT_EQ(fit_load_gate(back).prepare_max_running, gate);
+  }
+}
+
+// The rule on made-up points: the majority of a k's repeats decides, the smallest k whose loads
+// waited sets the gate, and points whose prefix was not loaded (cached below half the prompt)
+// or that lack the others' end do not count.
+TEST(ProbeTier, LoadGateFromPoints) {
+  const auto point = [](int batch, double ttft, double done, std::int64_t cached) {
+    ProbePoint p{"tier_hit_busy", 64, 80, cached, batch, 1, ttft, 0};
+    p.others_done_ms = done;
+    return p;
+  };
+  ProbeResult r;
+  r.points = {point(2, 10, 300, 64),  point(2, 310, 300, 64), point(2, 12, 300, 64),  // k 1: 1 of 3
+              point(3, 400, 390, 64), point(3, 395, 390, 64), point(3, 20, 390, 64),  // k 2: 2 of 3
+              point(4, 900, 800, 10), point(4, 900, -1, 64)};  // k 3: none usable
+  const LoadGate g = fit_load_gate(r);
+  ASSERT_EQ(g.rows.size(), 2U);
+  EXPECT_EQ(g.rows[0].others, 1);
+  EXPECT_EQ(g.rows[0].waited, 1);
+  EXPECT_EQ(g.rows[1].others, 2);
+  EXPECT_EQ(g.rows[1].waited, 2);
+  EXPECT_EQ(g.prepare_max_running, 1);
+  EXPECT_DOUBLE_EQ(g.rows[1].median_ttft_ms, 395);
+  r.points.erase(r.points.begin() + 3, r.points.begin() + 6);
+  EXPECT_EQ(fit_load_gate(r).prepare_max_running, -1);  // no k with a majority that waited
+}
+
+// Loads whose extra TTFT does not grow with their size (a fixed cost above the noise): no
+// positive rate fits, so the fit holds the slope at zero, takes the mean extra as the latency,
+// and gives the slowest rate the points allow, the largest load's bytes over their rms
+// deviation from that mean. Extras 11, 7, 9 ms at 1, 2, 3 MB: mean 9 ms, rms deviation
+// sqrt(8 / 3) ms, rate 3 MB / 1.633 ms.
+TEST(ProbeTier, AFlatTierGivesItsLatencyAndTheSlowestRateThePointsAllow) {
+  ProbeResult r;
+  const double extras[] = {11, 7, 9};
+  for (int i = 0; i < 3; ++i) {
+    const std::int64_t n = 1000 * (i + 1);
+    r.points.push_back({"cached_prefix", n, n + 10, n, 1, 1, 4.0, 0});
+    r.points.push_back({"tier_hit", n, n + 10, n, 1, 1, 4.0 + extras[i], 0});
+  }
+  const TierFit fit = fit_tier(r, 1000);
+  EXPECT_FALSE(fit.rate_resolved);
+  EXPECT_NEAR(fit.latency_us, 9000, 1e-6);
+  EXPECT_NEAR(fit.bytes_per_s, 3e6 / (std::sqrt(8.0 / 3.0) * 1e-3), 1e-3);
+  for (const auto& p : fit.points) EXPECT_NEAR(p.fitted_extra_ms, 9.0, 1e-9);
+  // Loads no slower than a GPU hit are an error still.
+  for (auto& p : r.points) {
+    if (p.kind == "tier_hit") p.ttft_ms = 3.0;
+  }
+  EXPECT_THROW(fit_tier(r, 1000), InputError);
 }
 
 }  // namespace

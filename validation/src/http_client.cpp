@@ -220,6 +220,12 @@ void StreamingClient::start_due_retries() {
   }
 }
 
+SimTime StreamingClient::first_token(std::uint64_t id) const {
+  const auto it = transfers_.find(id);
+  if (it == transfers_.end() || !it->second->reader) return -1;
+  return it->second->reader->result().first_token;
+}
+
 std::vector<StreamOutcome> StreamingClient::poll(SimTime max_wait) {
   std::vector<StreamOutcome> out;
   auto* multi = static_cast<CURLM*>(multi_);

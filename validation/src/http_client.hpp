@@ -75,6 +75,9 @@ class StreamingClient {
   // Ends every transfer now with `reason` as its error.
   std::vector<StreamOutcome> abort_all(const std::string& reason);
   std::size_t active() const { return transfers_.size(); }
+  // When transfer `id` (still active) received its first token; -1 before that, or when it is
+  // not active.
+  SimTime first_token(std::uint64_t id) const;
 
  private:
   struct Transfer;

@@ -150,17 +150,16 @@ ProbeResult run_probe(const ProbeOptions& opts) {
       record(send_all(client, {body}).front(), "cached_prefix", len, 1);
     }
     if (opts.offload) {
-      for (const std::int64_t len : opts.prompt_tokens) {
-        if (opts.progress)
-          opts.progress("offload tier: " + std::to_string(len) + " tokens, cached, evicted, again");
-        const std::string body = chat_body(opts.model, unique_text(len), 1);
-        record(send_all(client, {body}).front(), "cold_prefill", len, 1);
-        record(send_all(client, {body}).front(), "cached_prefix", len, 1);
+      // Pushes `len`'s prompt out of the GPU KV cache; false (an error recorded) when the
+      // server offers no way to.
+      const auto evict = [&](std::int64_t len) {
         const HttpResponse reset = http_post_json(opts.url + "/reset_prefix_cache", "{}",
                                                   opts.timeouts.first_token_s);
         if (reset.status == 200) {
           res.tier_eviction = "reset_prefix_cache";
-        } else if (opts.gpu_kv_tokens > 0) {
+          return true;
+        }
+        if (opts.gpu_kv_tokens > 0) {
           // Distinct prompts, 4 at a time, until more than the GPU's KV tokens went through.
           res.tier_eviction = "flood";
           const std::int64_t each = std::max<std::int64_t>(len, 512);
@@ -168,17 +167,84 @@ ProbeResult run_probe(const ProbeOptions& opts) {
           while (sent <= opts.gpu_kv_tokens + opts.gpu_kv_tokens / 10) {
             std::vector<std::string> bodies;
             bodies.reserve(4);
-            for (int i = 0; i < 4; ++i) bodies.push_back(chat_body(opts.model, unique_text(each), 1));
+            for (int i = 0; i < 4; ++i)
+              bodies.push_back(chat_body(opts.model, unique_text(each), 1));
             send_all(client, bodies);
             sent += 4 * each;
           }
-        } else {
-          res.errors.push_back(
-              "offload probe: the server has no /reset_prefix_cache (vLLM: set "
-              "VLLM_SERVER_DEV_MODE=1) and --gpu-kv-tokens was not given for the flood");
-          break;
+          return true;
         }
+        res.errors.push_back(
+            "offload probe: the server has no /reset_prefix_cache (vLLM: set "
+            "VLLM_SERVER_DEV_MODE=1) and --gpu-kv-tokens was not given for the flood");
+        return false;
+      };
+      bool can_evict = true;
+      for (const std::int64_t len : opts.prompt_tokens) {
+        if (opts.progress)
+          opts.progress("offload tier: " + std::to_string(len) + " tokens, cached, evicted, again");
+        const std::string body = chat_body(opts.model, unique_text(len), 1);
+        record(send_all(client, {body}).front(), "cold_prefill", len, 1);
+        record(send_all(client, {body}).front(), "cached_prefix", len, 1);
+        if (!(can_evict = evict(len))) break;
         record(send_all(client, {body}).front(), "tier_hit", len, 1);
+      }
+      // The same load while k others decode (tier_hit_busy): their answers are long enough
+      // (4 x decode_tokens, at least 64) that a load which waits for one of them to finish
+      // shows as a first token after that end.
+      const int largest = *std::max_element(opts.batch_sizes.begin(), opts.batch_sizes.end());
+      const std::int64_t len =
+          *std::min_element(opts.prompt_tokens.begin(), opts.prompt_tokens.end());
+      const std::int64_t others_tokens = std::max<std::int64_t>(4 * opts.decode_tokens, 64);
+      for (int k = 1; can_evict && k < largest; ++k) {
+        if (opts.progress) {
+          opts.progress("offload tier: " + std::to_string(len) + " tokens again while " +
+                        std::to_string(k) + " other request(s) decode");
+        }
+        const std::string body = chat_body(opts.model, unique_text(len), 1);
+        send_all(client, {body});
+        if (!(can_evict = evict(len))) break;
+        std::vector<std::uint64_t> others;
+        for (int i = 0; i < k; ++i) {
+          others.push_back(client.start("/v1/chat/completions",
+                                        chat_body(opts.model, unique_text(64), others_tokens)));
+        }
+        std::vector<StreamOutcome> done;
+        const auto decoding = [&] {
+          return std::all_of(others.begin(), others.end(),
+                             [&](std::uint64_t id) { return client.first_token(id) >= 0; });
+        };
+        while (done.empty() && !decoding()) {
+          for (auto& o : client.poll(5 * kMillisecond)) done.push_back(std::move(o));
+        }
+        if (!done.empty()) {  // one of them ended (failed) before all decoded: no point
+          while (client.active() > 0) client.poll(200 * kMillisecond);
+          res.errors.push_back("tier_hit_busy " + std::to_string(k) +
+                               ": a request ended before all " + std::to_string(k) + " decoded");
+          continue;
+        }
+        const std::uint64_t hit = client.start("/v1/chat/completions", body);
+        while (client.active() > 0) {
+          for (auto& o : client.poll(200 * kMillisecond)) done.push_back(std::move(o));
+        }
+        const auto h =
+            std::find_if(done.begin(), done.end(), [&](const auto& o) { return o.id == hit; });
+        SimTime first_end = std::numeric_limits<SimTime>::max();
+        bool others_ok = true;
+        for (const auto& o : done) {
+          if (o.id == hit) continue;
+          others_ok = others_ok && o.ok && o.chat.last_token >= 0;
+          if (o.ok) first_end = std::min(first_end, o.chat.last_token);
+        }
+        if (h == done.end()) continue;
+        record(*h, "tier_hit_busy", len, k + 1);
+        if (!h->ok) continue;
+        if (!others_ok) {
+          res.points.pop_back();
+          res.errors.push_back("tier_hit_busy " + std::to_string(k) + ": another request failed");
+          continue;
+        }
+        res.points.back().others_done_ms = to_ms(first_end - h->sent);
       }
     }
     for (const int b : opts.batch_sizes) {
@@ -230,6 +296,7 @@ std::string probe_json(const ProbeResult& r) {
                    {"ttft_ms", p.ttft_ms},
                    {"tpot_ms", p.tpot_ms}});
     if (p.concurrent_tpot_ms >= 0) pts.back()["concurrent_tpot_ms"] = p.concurrent_tpot_ms;
+    if (p.others_done_ms >= 0) pts.back()["others_done_ms"] = p.others_done_ms;
   }
   j["points"] = pts;
   return j.dump(2) + "\n";
@@ -262,6 +329,7 @@ ProbeResult load_probe(const std::string& path) {
       q.ttft_ms = p.at("ttft_ms").get<double>();
       q.tpot_ms = p.value("tpot_ms", 0.0);
       q.concurrent_tpot_ms = p.value("concurrent_tpot_ms", -1.0);
+      q.others_done_ms = p.value("others_done_ms", -1.0);
       r.points.push_back(q);
     }
   } catch (const nlohmann::json::exception& e) {
@@ -272,7 +340,7 @@ ProbeResult load_probe(const std::string& path) {
 
 ProbeFit fit_probe(const ProbeResult& probe) {
   struct Row {
-    std::array<double, 5> x;
+    std::array<double, 6> x;
     std::vector<double> ys_us;  // the repeats (and for a decode point, the batch's requests)
     const ProbePoint* p;
     double y_us = 0;  // their median
@@ -283,7 +351,7 @@ ProbeFit fit_probe(const ProbeResult& probe) {
   std::map<std::tuple<std::string, double, double, int>, std::size_t> index;
   std::vector<Row> rows;  // in the order of their first point
   int cold = 0, decode = 0;
-  const auto add = [&](const ProbePoint& p, double c, const std::array<double, 5>& x, double y_ms) {
+  const auto add = [&](const ProbePoint& p, double c, const std::array<double, 6>& x, double y_ms) {
     const auto [it, fresh] = index.try_emplace({p.kind, x[1], c, p.batch}, rows.size());
     if (fresh) rows.push_back({x, {}, &p});
     rows[it->second].ys_us.push_back(y_ms * 1e3);
@@ -293,11 +361,11 @@ ProbeFit fit_probe(const ProbeResult& probe) {
     const double len =
         static_cast<double>(p.server_prompt_tokens > 0 ? p.server_prompt_tokens : p.prompt_tokens);
     if (p.kind == "cold_prefill") {
-      cold += add(p, 0, {1, len, len * (len + 1) / 2, 0, 0}, p.ttft_ms);
+      cold += add(p, 0, {1, len, len * (len + 1) / 2, 0, 0, 1}, p.ttft_ms);
     } else if (p.kind == "cached_prefix") {
       const double c = p.cached_tokens >= 0 ? static_cast<double>(p.cached_tokens) : len - 1;
       const double nt = std::max(1.0, len - c);
-      add(p, c, {1, nt, nt * c + nt * (nt + 1) / 2, c, 0}, p.ttft_ms);
+      add(p, c, {1, nt, nt * c + nt * (nt + 1) / 2, c, 0, 1}, p.ttft_ms);
     } else if (p.kind == "decode") {
       // While all of the batch decodes; files from before that was measured give the whole
       // request's TPOT, which for a batch > 1 includes waits for the others' prefills.
@@ -305,7 +373,7 @@ ProbeFit fit_probe(const ProbeResult& probe) {
       if (tpot <= 0) continue;
       const double n = p.batch;
       const double ctx = len + static_cast<double>(probe.decode_tokens) / 2;
-      decode += add(p, ctx, {1, n, 0, 0, n * ctx}, tpot);
+      decode += add(p, ctx, {1, n, 0, 0, n * ctx, n}, tpot);
     }
   }
   if (cold < 2 || decode < 2) {
@@ -315,11 +383,11 @@ ProbeFit fit_probe(const ProbeResult& probe) {
         "points at at least 2 batch sizes or contexts");
   }
   for (Row& r : rows) r.y_us = median_of(r.ys_us);
-  std::array<bool, 5> active{true, true, true, true, true};
-  Eigen::VectorXd coef = Eigen::VectorXd::Zero(5);
+  std::array<bool, 6> active{true, true, true, true, true, true};
+  Eigen::VectorXd coef = Eigen::VectorXd::Zero(6);
   for (int iter = 0; iter < 5; ++iter) {
     std::vector<int> cols;
-    for (int k = 0; k < 5; ++k) {
+    for (int k = 0; k < 6; ++k) {
       if (active[static_cast<std::size_t>(k)]) cols.push_back(k);
     }
     Eigen::MatrixXd a(static_cast<Eigen::Index>(rows.size()),
@@ -352,9 +420,10 @@ ProbeFit fit_probe(const ProbeResult& probe) {
   fit.q_us = coef(2);
   fit.r_us = coef(3);
   fit.d_us = coef(4);
+  fit.u_us = coef(5);
   for (const Row& r : rows) {
     double y = 0;
-    for (int k = 0; k < 5; ++k) y += r.x[static_cast<std::size_t>(k)] * coef(k);
+    for (int k = 0; k < 6; ++k) y += r.x[static_cast<std::size_t>(k)] * coef(k);
     fit.residuals.push_back({r.p->kind, r.p->prompt_tokens, r.p->batch, r.y_us / 1e3, y / 1e3});
   }
   return fit;
@@ -382,7 +451,7 @@ models::FittedCoefficients probe_coefficients(const ProbeFit& fit, const ProbeRe
   c.attention_layer_us[3] = fit.r_us / layers;
   c.attention_layer_us[11] = fit.d_us / layers;
   c.attention_layer_us[13] = fit.d_us / layers;
-  c.per_sequence_us = {0, 0};
+  c.per_sequence_us = {0, fit.u_us};
   return c;
 }
 
@@ -424,21 +493,64 @@ TierFit fit_tier(const ProbeResult& probe, double kv_bytes_per_token) {
     a(r, 1) = fit.points[i].bytes;
     b(r) = fit.points[i].measured_extra_ms * 1e3;  // us
   }
-  const Eigen::VectorXd sol = a.colPivHouseholderQr().solve(b);
-  if (!(sol(1) > 0)) {
-    throw InputError("", 0, 0,
-                     "calibrate --measured: loading from the offload tier was not slower than a "
-                     "GPU hit; no tier rate can be fitted");
+  Eigen::VectorXd sol = a.colPivHouseholderQr().solve(b);
+  fit.rate_resolved = sol(1) > 0;
+  if (!fit.rate_resolved) {
+    // The per-byte time is below the noise at the probed sizes: the least-squares fit with the
+    // slope held at zero (latency = the mean extra), and the slowest rate the points allow, the
+    // largest load's bytes over the rms deviation of the extras from that mean.
+    sol(0) = b.mean();
+    sol(1) = 0;
+    const double rms_us = std::sqrt((b.array() - sol(0)).square().mean());
+    if (!(sol(0) > 0)) {
+      throw InputError("", 0, 0,
+                       "calibrate --measured: loading from the offload tier was not slower than a "
+                       "GPU hit; no tier rate can be fitted");
+    }
+    sol(1) = std::max(rms_us, 1.0) / a.col(1).maxCoeff();
   }
   fit.latency_us = std::max(sol(0), 0.0);
   fit.bytes_per_s = 1e6 / sol(1);
   double sq = 0;
   for (auto& p : fit.points) {
-    p.fitted_extra_ms = (sol(0) + sol(1) * p.bytes) / 1e3;
+    p.fitted_extra_ms = (sol(0) + (fit.rate_resolved ? sol(1) * p.bytes : 0)) / 1e3;
     sq += (p.fitted_extra_ms - p.measured_extra_ms) * (p.fitted_extra_ms - p.measured_extra_ms);
   }
   fit.rms_error_ms = std::sqrt(sq / static_cast<double>(fit.points.size()));
   return fit;
+}
+
+bool has_busy_tier_points(const ProbeResult& probe) {
+  return std::any_of(probe.points.begin(), probe.points.end(),
+                     [](const ProbePoint& p) { return p.kind == "tier_hit_busy"; });
+}
+
+LoadGate fit_load_gate(const ProbeResult& probe) {
+  std::map<int, std::vector<const ProbePoint*>> by_others;
+  for (const auto& p : probe.points) {
+    if (p.kind != "tier_hit_busy" || p.others_done_ms < 0 || p.batch < 2) continue;
+    const std::int64_t len = p.server_prompt_tokens > 0 ? p.server_prompt_tokens : p.prompt_tokens;
+    if (2 * p.cached_tokens < len) continue;  // not loaded from the tier
+    by_others[p.batch - 1].push_back(&p);
+  }
+  LoadGate gate;
+  for (const auto& [k, points] : by_others) {
+    LoadGate::Row row;
+    row.others = k;
+    row.points = static_cast<int>(points.size());
+    std::vector<double> ttft, done;
+    for (const ProbePoint* p : points) {
+      row.waited += p->ttft_ms > p->others_done_ms ? 1 : 0;
+      ttft.push_back(p->ttft_ms);
+      done.push_back(p->others_done_ms);
+    }
+    row.median_ttft_ms = median_of(ttft);
+    row.median_others_done_ms = median_of(done);
+    if (gate.prepare_max_running < 0 && 2 * row.waited > row.points)
+      gate.prepare_max_running = k - 1;
+    gate.rows.push_back(row);
+  }
+  return gate;
 }
 
 ProbeNoise probe_noise(const ProbeResult& probe) {
@@ -448,6 +560,8 @@ ProbeNoise probe_noise(const ProbeResult& probe) {
     if (p.kind == "decode") {
       const double v = p.concurrent_tpot_ms > 0 ? p.concurrent_tpot_ms : p.tpot_ms;
       if (v > 0) tpot[key].push_back(v);
+    } else if (p.kind == "tier_hit_busy") {
+      continue;  // its TTFT is the others' timing, not a repeat of one measurement
     } else if (p.ttft_ms > 0) {
       ttft[key].push_back(p.ttft_ms);
     }

@@ -10,6 +10,10 @@
 //                 (POST /reset_prefix_cache, which vLLM offers in dev mode and which leaves
 //                 offloaded KV in place; else distinct prompts totalling more than the GPU's KV
 //                 tokens): TTFT with the prefix loaded back from the offload tier
+//   tier_hit_busy (with offload) the same, sent while k = 1 .. (largest batch size - 1) other
+//                 requests decode long answers: whether the server starts the load at once or
+//                 only once one of them finished (others_done_ms: from the hit's send to the
+//                 first of them ending); fit_load_gate reads it
 //   decode        b requests at once (b = 1, 2, 4, ...) of a given context, each generating
 //                 decode_tokens: TPOT = time per output token while b sequences decode, read
 //                 from the chunks that arrived while all b were past their first token and
@@ -17,18 +21,21 @@
 //                 stream's decode would also wait for the prefills of the others
 // Step-time model fitted to them (microseconds; T = new tokens of the step, c = cached tokens
 // of a prefill, n = decoding sequences, D = their summed context):
-//   prefill step  = s + t T + q (T c + T (T + 1) / 2) + r c
-//   decode step   = s + t n + d D
-//   TTFT (cold, L tokens)    = s + t L + q L (L + 1) / 2
-//   TTFT (cached c of L)     = s + t (L - c) + q ((L - c) c + (L - c)(L - c + 1) / 2) + r c
-//   TPOT (n sequences, C)    = s + t n + d n C,  C = context + decode_tokens / 2
-// s holds everything per request or per step the server adds (HTTP, scheduling, sampling). The
+//   prefill step  = s + t T + q (T c + T (T + 1) / 2) + r c + u
+//   decode step   = s + t n + d D + u n
+//   TTFT (cold, L tokens)    = s + t L + q L (L + 1) / 2 + u
+//   TTFT (cached c of L)     = s + t (L - c) + q ((L - c) c + (L - c)(L - c + 1) / 2) + r c + u
+//   TPOT (n sequences, C)    = s + t n + d n C + u n,  C = context + decode_tokens / 2
+// s holds everything per request or per step the server adds (HTTP, scheduling); u what each
+// sequence of a step adds beyond its token's compute (sampling, the server's per-token work, and
+// on an engine that does not batch every decoding sequence into every step, the steps it
+// runs apart): told apart from t by the decode points at several batch sizes. The
 // fit is least squares on relative errors (one row per kind, length and batch, at the median of
 // its repeats, divided by it; Eigen), with coefficients held at zero when the unconstrained fit
 // makes them negative. The result maps onto the fitted compute model (models/fitted_model.hpp)
-// per layer: a1 = t / L, e2 = q / L, e3 = r / L, e11 = d / L, dense_step b0 = s, everything
-// else 0, so that FittedModel with cuda_graph_decode_factor 0 and zero step overheads gives
-// these step times.
+// per layer: a1 = t / L, e2 = q / L, e3 = r / L, e11 = d / L, dense_step b0 = s, per_sequence
+// c1 = u, everything else 0, so that FittedModel with cuda_graph_decode_factor 0 and zero step
+// overheads gives these step times.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -55,7 +62,7 @@ struct ProbeOptions {
 };
 
 struct ProbePoint {
-  std::string kind;                        // cold_prefill | cached_prefix | tier_hit | decode
+  std::string kind;  // cold_prefill | cached_prefix | tier_hit | tier_hit_busy | decode
   std::int64_t prompt_tokens = 0;          // content tokens sent (per request)
   std::int64_t server_prompt_tokens = -1;  // usage.prompt_tokens
   std::int64_t cached_tokens = -1;         // usage cached_tokens
@@ -66,6 +73,9 @@ struct ProbePoint {
   // decode points: TPOT while every request of the batch was decoding (concurrent_tpot_ms below);
   // 0 when that window held no interval of this request, -1 when not measured (older files)
   double concurrent_tpot_ms = -1;
+  // tier_hit_busy: from the hit's send to the end of the first of the other requests to finish
+  // (its last token); -1 for other kinds.
+  double others_done_ms = -1;
 };
 
 // For requests sent at once (one decode point's batch), each request's time per output token
@@ -92,7 +102,7 @@ std::string probe_json(const ProbeResult& r);
 ProbeResult load_probe(const std::string& path);
 
 struct ProbeFit {
-  double s_us = 0, t_us = 0, q_us = 0, r_us = 0, d_us = 0;
+  double s_us = 0, t_us = 0, q_us = 0, r_us = 0, d_us = 0, u_us = 0;
   // Per row (kind, length, batch): the median measured and the fitted (ms), for the residual table.
   struct Residual {
     std::string kind;
@@ -118,6 +128,10 @@ struct TierFit {
   double latency_us = 0;
   double bytes_per_s = 0;
   double rms_error_ms = 0;  // of the fitted extra TTFT against the measured one
+  // false: the extra TTFT did not grow with the bytes at the probed sizes (the per-byte time is
+  // below the noise): latency = the mean extra, bytes_per_s = the slowest rate the points allow
+  // (the largest load's bytes over the rms deviation of the extras from their mean).
+  bool rate_resolved = true;
   struct Point {
     std::int64_t prompt_tokens;
     double bytes;
@@ -127,9 +141,30 @@ struct TierFit {
   std::vector<Point> points;
 };
 // Throws InputError when there are fewer than 2 prompt lengths with tier_hit and cached_prefix
-// points, or the fit gives a rate <= 0 (no slower load than a GPU hit).
+// points, or a load was on average not slower than a GPU hit.
 TierFit fit_tier(const ProbeResult& probe, double kv_bytes_per_token);
 bool has_tier_points(const ProbeResult& probe);
+
+// Whether a load from the offload tier waits for the engine to be nearly idle, from the
+// tier_hit_busy points: with k other requests decoding, the load waited when the hit's first
+// token came after the first of them finished (ttft_ms > others_done_ms); only points whose
+// prefix was really loaded count (cached tokens at least half the prompt). For each k the
+// majority of its repeats decides; prepare_max_running = (the smallest k whose loads waited)
+// - 1, or -1 when none waited (no gate seen up to the largest k probed): the scenario key
+// engine.prepare_max_running.
+struct LoadGate {
+  int prepare_max_running = -1;
+  struct Row {
+    int others = 0;  // k
+    int points = 0;  // usable repeats
+    int waited = 0;  // of them, loads that waited for one of the k to finish
+    double median_ttft_ms = 0;
+    double median_others_done_ms = 0;
+  };
+  std::vector<Row> rows;  // by k
+};
+bool has_busy_tier_points(const ProbeResult& probe);
+LoadGate fit_load_gate(const ProbeResult& probe);
 
 // The run-to-run noise of timing on the probed machine, from the probe's repeats: over every
 // point (kind, prompt length, batch) measured two or more times, each repeat x's deviation from

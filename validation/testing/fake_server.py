@@ -2,7 +2,7 @@
 """A fake OpenAI-compatible chat server for testing kvsim replay and probe (Python standard library).
 
     python3 fake_server.py [--port 0] [--mode ok] [--ttft-ms 5] [--prefill-us 20] [--token-ms 1]
-        [--tier-bytes-per-s 0] [--tier-latency-ms 0] [--kv-bytes-per-token 131072]
+        [--tier-bytes-per-s 0] [--tier-latency-ms 0] [--kv-bytes-per-token 131072] [--tier-gate -1]
 
 Prints one line `listening on http://127.0.0.1:PORT` when ready. Endpoints: POST
 /v1/chat/completions (streamed Server-Sent Events like vLLM, or one JSON answer), POST /tokenize,
@@ -17,7 +17,9 @@ Offload tier (--tier-bytes-per-s R > 0): POST /reset_prefix_cache empties the GP
 and keeps what it held in the tier (as vLLM's reset leaves offloaded KV in place); a prefix
 found only in the tier costs tier_latency_ms + tokens x kv_bytes_per_token / R more before the
 first token, and is back in the GPU cache afterwards. Without a tier the reset just empties
-the cache.
+the cache. --tier-gate N >= 0: a load from the tier starts only once at most N other requests
+are running (an engine that loads only between batches it has to itself, as the CPU engine of
+validation/cpu-engine does while two or more sequences decode).
 
 Modes (what the server does with each request attempt):
   ok          answer correctly
@@ -51,6 +53,7 @@ class State:
     def __init__(self, args):
         self.args = args
         self.lock = threading.Lock()
+        self.done = threading.Condition(self.lock)  # notified when a request ends
         self.attempts = 0
         self.seen_bodies = set()
         self.prompts = []  # earlier prompt (+ answer) strings, for cached_tokens (GPU cache)
@@ -212,6 +215,9 @@ class Handler(BaseHTTPRequestHandler):
             delay = args.ttft_ms / 1e3 + args.prefill_us / 1e6 * (len(prompt) - cached)
             if from_tier > 0:
                 delay += args.tier_latency_ms / 1e3 + from_tier * args.kv_bytes_per_token / args.tier_bytes_per_s
+                if args.tier_gate >= 0:
+                    with st.done:
+                        st.done.wait_for(lambda: st.metrics["vllm:num_requests_running"] - 1 <= args.tier_gate)
             time.sleep(delay)
             stream = body.get("stream", False)
             if not stream:
@@ -273,6 +279,7 @@ class Handler(BaseHTTPRequestHandler):
         finally:
             with st.lock:
                 st.metrics["vllm:num_requests_running"] -= 1
+                st.done.notify_all()
 
 
 def main():
@@ -287,6 +294,8 @@ def main():
     ap.add_argument("--tier-bytes-per-s", type=float, default=0.0, help="offload tier load rate (0: no tier)")
     ap.add_argument("--tier-latency-ms", type=float, default=0.0)
     ap.add_argument("--kv-bytes-per-token", type=float, default=131072.0)
+    ap.add_argument("--tier-gate", type=int, default=-1,
+                    help="a tier load waits until at most this many others run (-1: never waits)")
     ap.add_argument("--no-tokenize", dest="tokenize", action="store_false")
     ap.add_argument("--served-model-name", default="fake-model")
     args = ap.parse_args()
