@@ -79,7 +79,8 @@ cat > "$WORK/cpu-tiny-llama.yaml" <<YAML
 #   $LOAD_GATE other request(s) keep running (node-llama-cpp's batch loop keeps the context while
 #   two or more sequences decode), as probe --offload measured (tier_hit_busy):
 #   engine.prepare_max_running.
-# No prefix is shared across conversations.
+# No prefix is shared across conversations. 12 conversations of 6-8 turns (32-35 requests sent):
+# enough that the means compared are not the noise of a handful of requests.
 name: cpu-tiny-llama
 seed: 11
 hardware:
@@ -123,7 +124,7 @@ compute:
 workload:
   kind: multi_turn
   generation:
-    num_conversations: 6
+    num_conversations: 12
     text_files: [generated.txt]
     prompt_input:
       num_turns: {distribution: uniform, min: 6, max: 8}
