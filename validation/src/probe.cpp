@@ -205,6 +205,7 @@ ProbeResult run_probe(const ProbeOptions& opts) {
         send_all(client, {body});
         if (!(can_evict = evict(len))) break;
         std::vector<std::uint64_t> others;
+        others.reserve(static_cast<std::size_t>(k));
         for (int i = 0; i < k; ++i) {
           others.push_back(client.start("/v1/chat/completions",
                                         chat_body(opts.model, unique_text(64), others_tokens)));
