@@ -82,36 +82,34 @@ bool KvCacheManager::allocate_slots(Request& req, std::int64_t num_new_tokens,
   return true;
 }
 
-void KvCacheManager::take_sequence(std::span<const BlockId> hits) {
-  // The hit blocks are touched (in use), so nothing below drops them.
-  auto from_sequence = idle_.end();
+KvCacheManager::Taken KvCacheManager::sequence_taken(std::span<const BlockId> hits) const {
   if (!hits.empty()) {
-    from_sequence = std::find_if(idle_.begin(), idle_.end(), [&](const auto& seq) {
+    const auto from_sequence = std::find_if(idle_.begin(), idle_.end(), [&](const auto& seq) {
       return !seq.empty() && seq.front().first == hits.front();
     });
-  }
-  if (from_sequence != idle_.end()) {
     // The request continues this sequence: what it kept beyond the common prefix is erased.
-    drop_sequence(*from_sequence, hits.size());
-    idle_.erase(from_sequence);
-  } else if (holders_ + static_cast<std::int64_t>(idle_.size()) >= sequences_ && !idle_.empty()) {
-    // No empty sequence: the least recently used idle one is erased for it.
-    drop_sequence(idle_.front(), 0);
-    idle_.pop_front();
+    if (from_sequence != idle_.end()) return {from_sequence, hits.size()};
+  }
+  // No empty sequence: the least recently used idle one is erased for it.
+  if (holders_ + static_cast<std::int64_t>(idle_.size()) >= sequences_ && !idle_.empty())
+    return {idle_.begin(), 0};
+  return {idle_.end(), 0};
+}
+
+void KvCacheManager::take_sequence(std::span<const BlockId> hits) {
+  // The hit blocks are touched (in use), so nothing below drops them.
+  const Taken taken = sequence_taken(hits);
+  if (taken.sequence != idle_.end()) {
+    drop_sequence(*taken.sequence, taken.kept);
+    idle_.erase(taken.sequence);
   }
   ++holders_;
 }
 
 bool KvCacheManager::would_erase(std::span<const BlockId> hits) const {
   if (sequences_ == 0) return false;
-  if (!hits.empty()) {
-    const auto from_sequence = std::find_if(idle_.begin(), idle_.end(), [&](const auto& seq) {
-      return !seq.empty() && seq.front().first == hits.front();
-    });
-    if (from_sequence != idle_.end()) return from_sequence->size() > hits.size();
-  }
-  return holders_ + static_cast<std::int64_t>(idle_.size()) >= sequences_ && !idle_.empty() &&
-         !idle_.front().empty();
+  const Taken taken = sequence_taken(hits);
+  return taken.sequence != idle_.end() && taken.sequence->size() > taken.kept;
 }
 
 void KvCacheManager::drop_sequence(const std::vector<std::pair<BlockId, std::uint64_t>>& seq,

@@ -118,7 +118,16 @@ class KvCacheManager {
   std::int64_t holders_ = 0;  // requests holding a sequence (with blocks)
   // Idle sequences, least recently released first: each its cached blocks in order, with the
   // hash each held then.
-  std::deque<std::vector<std::pair<BlockId, std::uint64_t>>> idle_;
+  using Idle = std::deque<std::vector<std::pair<BlockId, std::uint64_t>>>;
+  Idle idle_;
+  // The idle sequence a request with these hits takes (take_sequence, would_erase): the one its
+  // hit continues, keeping the hit's blocks, else, with no empty sequence left, the least
+  // recently used one, keeping none; end() when it takes an empty sequence.
+  struct Taken {
+    Idle::const_iterator sequence;
+    std::size_t kept = 0;
+  };
+  Taken sequence_taken(std::span<const BlockId> hits) const;
 };
 
 }  // namespace kvsim::engine
