@@ -191,25 +191,8 @@ def main():
                      f"{tokens:,}", "sources A3: vllm-project/vllm PR 48322 start-up log",
                      f"{s['gpu_kv_cache_tokens']:,}", err(s["gpu_kv_cache_tokens"], tokens)))
 
-    # 6. CPU offload: TTFT loaded from CPU vs recomputed (H100, Llama-3.1-8B, GPU prefix cache off).
-    ratios = []
-    for n in (1024, 8192, 32768, 100000):
-        blocks = (n + 511) // 512
-        trace = os.path.join(CASES, "trace.jsonl")
-        with open(trace, "w") as f:
-            ids = ", ".join(str(i) for i in range(blocks))
-            for t in (0, 60000):  # the first request's prefill and stores end well before
-                f.write(f'{{"timestamp": {t}, "input_length": {n}, "output_length": 2, "hash_ids": [{ids}]}}\n')
-        s = run(kvsim, "h100-cpu-offload-ttft.yaml", requests=True)
-        os.remove(trace)
-        req = sorted(s["requests"], key=lambda r: r["start_time_ms"])
-        ratios.append((n, req[0]["ttft_ms"] / req[1]["ttft_ms"], req[0]["ttft_ms"], req[1]["ttft_ms"]))
-    for n, ratio, recompute, load in ratios:
-        rows.append((f"H100, Llama-3.1-8B, {n:,}-token prompt, CPU tier vs recompute",
-                     "TTFT reduction (recompute / CPU load)", "2x-22x, growing with prompt size",
-                     "sources A8 [M]: blog.vllm.ai 2026-01-08 kv-offloading-connector",
-                     f"{ratio:.1f}x ({recompute:.0f} / {load:.0f} ms)",
-                     "in range" if 2.0 <= ratio <= 22.0 else "out of range"))
+    # The CPU-offload TTFT ratios of vLLM's blog post on its offloading connector are not
+    # compared here: that post is a held-out check of kvsim's predictions.
 
     lines = [
         "# Accuracy: kvsim against published figures",
@@ -253,9 +236,6 @@ def main():
         "  logged sizes come from a newer vLLM whose profile run samples without the top-k/top-p",
         "  buffers that 0.19 allocates (0.5-0.6 GiB for a 152k vocabulary over 256 sequences), so",
         "  kvsim, modelling 0.19, gives less.",
-        "- CPU offload on an H100: the blog's 2x-22x spans prompt sizes it does not list one by",
-        "  one; kvsim's ratio grows with prompt size as the blog's does, from 2.2x at 1k tokens to",
-        "  19.9x at 100k.",
     ]
     # Calibration: each shipped fit against its kernel tables, and the roofline across GPUs.
     lines += [
