@@ -56,20 +56,30 @@ struct MoeLayout {
   double tokens_factor = 1;      // tokens routed by a GPU's MoE layers per token of its batch
 };
 
+// Kernels after the forward pass: the lm_head GEMM and the sampler (vllm/v1/sample/sampler.py:
+// temperature, top-k/top-p or argmax, the sampled ids gathered; ~4 kernels, a count read from the
+// code path, not measured). Their launch gaps: models/step_overheads.hpp.
+inline constexpr double kLogitsKernels = 5;
+
 // Where the time of one step goes (seconds).
 struct StepBreakdown {
   double dense_s = 0;      // token-parallel GEMMs and elementwise ops (QKV, O, MLP, norms)
   double moe_s = 0;        // MoE layers' routers and experts (0 for a dense model)
   double attention_s = 0;  // attention kernels
   double lm_head_s = 0;    // lm_head and sampler (per sequence)
-  double gpu_overhead_s = 0;  // GPU-side per-step time outside the kernels (graph launch, sync,
-                              // sampled tokens copied back): not hidden by async scheduling
-  double overhead_s = 0;   // host-side per-step overhead (scheduling, input prep, output
+  double gpu_overhead_s = 0;  // GPU time outside the kernels: gaps between kernels and between
+                              // steps (models/step_overheads.hpp); not hidden by async scheduling
+  double overhead_s = 0;   // host time of the step (scheduling, input preparation, output
                            // processing): hidden by async scheduling while the GPU is busy
   double communication_s = 0;  // tensor-parallel collectives and expert-parallel dispatch and
                                // combine (models/tensor_parallel_model.hpp)
+  // Kernel launches of the step (models/step_overheads.hpp decides which run in a CUDA graph):
+  double forward_kernels = 0;    // the forward pass outside attention (dense, MoE, collectives)
+  double attention_kernels = 0;  // attention (eager inside piecewise graphs)
+  double logits_kernels = 0;     // lm_head and sampler (eager, after the graph)
   double flops = 0;        // total floating-point operations of the step
   double bytes = 0;        // total bytes moved from GPU memory
+  double kernels_s() const { return dense_s + moe_s + attention_s + lm_head_s + communication_s; }
   double total_s() const {
     return dense_s + moe_s + attention_s + lm_head_s + communication_s + gpu_overhead_s + overhead_s;
   }

@@ -214,7 +214,7 @@ std::vector<double> parse_list(const std::string& text, std::size_t want, const 
   return out;
 }
 
-void check_params(const FittedCoefficients& c, const ModelSpec& m, const ProfileParams& p) {
+void check_params(const FittedCoefficients& c, const ModelSpec& m) {
   if (m.num_layers <= 0) throw InputError("", 0, 0, "fitted model: num_layers must be > 0");
   if (c.dense_layer_us.size() != kDenseLayerTerms || c.dense_step_us.size() != kDenseStepTerms ||
       c.attention_layer_us.size() != kAttentionTerms ||
@@ -223,12 +223,6 @@ void check_params(const FittedCoefficients& c, const ModelSpec& m, const Profile
   }
   if (!(c.attention_decode_wave >= 1) || !(c.attention_prefill_wave_tokens >= 1)) {
     throw InputError("", 0, 0, "fitted model: attention wave widths must be >= 1");
-  }
-  if (!(p.cuda_graph_decode_factor >= 0 && p.cuda_graph_decode_factor <= 1)) {
-    throw InputError("", 0, 0, "fitted model: cuda_graph_decode_factor must lie in [0, 1]");
-  }
-  if (!(p.gpu_step_overhead_us >= 0) || !(p.step_overhead_us >= 0)) {
-    throw InputError("", 0, 0, "fitted model: step overheads must be >= 0");
   }
 }
 
@@ -625,7 +619,7 @@ FittedCoefficients load_fitted_yaml(const std::string& path) {
 
 FittedModel::FittedModel(FittedCoefficients coefficients, ModelSpec model, ProfileParams params, MoeLayout moe)
     : c_(std::move(coefficients)), model_(std::move(model)), params_(std::move(params)), work_(model_), moe_(moe) {
-  check_params(c_, model_, params_);
+  check_params(c_, model_);
   if (model_.is_moe() && c_.moe_layer_us.empty()) {
     throw InputError("", 0, 0,
                      "fitted model: " + model_.name +
@@ -685,18 +679,13 @@ StepBreakdown FittedModel::step_time(const BatchShape& batch) const {
     attn_us = layers * attention_layer_us(batch);
   }
   double moe_us = model_.is_moe() ? model_.moe_layers() * moe_layer_us(tokens) : 0.0;
-  if (decode_only) {
-    const double removed = params_.cuda_graph_decode_factor * c_.launch_floor_us;
-    dense_us = std::max(0.0, dense_us - removed * decode_dense_kernels_);
-    if (params_.full_cuda_graphs) attn_us = std::max(0.0, attn_us - removed * layers);
-    moe_us = std::max(0.0, moe_us - removed * c_.moe_kernels * model_.moe_layers());
-  }
   b.dense_s = dense_us * kUsToS;
   b.moe_s = moe_us * kUsToS;
   b.attention_s = attn_us * kUsToS;
   b.lm_head_s = std::max(0.0, c_.per_sequence_us[0] + c_.per_sequence_us[1] * seqs) * kUsToS;
-  b.gpu_overhead_s = params_.gpu_step_overhead_us * kUsToS;
-  b.overhead_s = params_.step_overhead_us * kUsToS;
+  b.forward_kernels = decode_dense_kernels_ + (model_.is_moe() ? c_.moe_kernels * model_.moe_layers() : 0.0);
+  b.attention_kernels = layers;
+  b.logits_kernels = kLogitsKernels;
   if (decode_only) add_step_work(work_, tokens, seqs, pairs, kv_tokens, b);
   else add_step_work(work_, batch, b);
   return b;
@@ -706,9 +695,7 @@ std::string FittedModel::describe() const {
   std::ostringstream os;
   os << "fitted(" << model_.name << ", from " << c_.source_dir << ", " << c_.gpu << ", TP "
      << c_.tensor_parallel_size << ", vLLM "
-     << c_.vllm_version << ", cuda_graph_decode_factor=" << params_.cuda_graph_decode_factor
-     << ", gpu_step_overhead_us=" << params_.gpu_step_overhead_us
-     << ", step_overhead_us=" << params_.step_overhead_us << ")";
+     << c_.vllm_version << ")";
   return os.str();
 }
 

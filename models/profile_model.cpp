@@ -142,12 +142,6 @@ double effective_decode_context(const std::vector<std::int64_t>& contexts, doubl
 ProfileModel::ProfileModel(const ProfileBundle& bundle, ModelSpec model, ProfileParams params, MoeLayout moe)
     : model_(std::move(model)), params_(std::move(params)), work_(model_), source_(bundle.tables_dir), moe_layout_(moe) {
   if (model_.num_layers <= 0) throw InputError("", 0, 0, "profile model: num_layers must be > 0");
-  if (!(params_.cuda_graph_decode_factor >= 0 && params_.cuda_graph_decode_factor <= 1)) {
-    throw InputError("", 0, 0, "profile model: cuda_graph_decode_factor must lie in [0, 1]");
-  }
-  if (!(params_.gpu_step_overhead_us >= 0) || !(params_.step_overhead_us >= 0)) {
-    throw InputError("", 0, 0, "profile model: step overheads must be >= 0");
-  }
 
   launch_floor_us_ = std::numeric_limits<double>::infinity();
   for (const auto& op : bundle.layer_ops) {
@@ -276,22 +270,17 @@ StepBreakdown ProfileModel::step_time(const BatchShape& batch) const {
                                         moe_layer_us(moe_.us, moe_.experts_per_wave, model_, moe_layout_, tokens)
                                   : 0.0;
 
-  if (batch.prefills.empty()) {
-    const double removed = params_.cuda_graph_decode_factor * launch_floor_us_;
-    double per_layer = 0;
-    for (const auto& op : layer_ops_) per_layer += op.second;
-    const double dense_kernels = layers * per_layer + static_cast<double>(step_ops_.size());
-    dense_us = std::max(0.0, dense_us - removed * dense_kernels);
-    if (params_.full_cuda_graphs) attn_us = std::max(0.0, attn_us - removed * layers);
-    moe_us = std::max(0.0, moe_us - removed * kMoeBlockKernels * model_.moe_layers());
-  }
+  double per_layer = 0;
+  for (const auto& op : layer_ops_) per_layer += op.second;
+  b.forward_kernels = layers * per_layer + static_cast<double>(step_ops_.size()) +
+                      (model_.is_moe() ? kMoeBlockKernels * model_.moe_layers() : 0.0);
+  b.attention_kernels = layers;
+  b.logits_kernels = kLogitsKernels;
 
   b.dense_s = dense_us * kUsToS;
   b.moe_s = moe_us * kUsToS;
   b.attention_s = attn_us * kUsToS;
   b.lm_head_s = (lm_head_.at(seqs) + sampler_.at(seqs)) * kUsToS;
-  b.gpu_overhead_s = params_.gpu_step_overhead_us * kUsToS;
-  b.overhead_s = params_.step_overhead_us * kUsToS;
   add_step_work(work_, batch, b);
   return b;
 }
@@ -299,9 +288,7 @@ StepBreakdown ProfileModel::step_time(const BatchShape& batch) const {
 std::string ProfileModel::describe() const {
   std::ostringstream os;
   os << "profile(" << model_.name << ", bundle " << source_
-     << ", cuda_graph_decode_factor=" << params_.cuda_graph_decode_factor
-     << ", gpu_step_overhead_us=" << params_.gpu_step_overhead_us
-     << ", step_overhead_us=" << params_.step_overhead_us << ", skew_alpha=" << alpha_ << ")";
+ << ", skew_alpha=" << alpha_ << ")";
   return os.str();
 }
 

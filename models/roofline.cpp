@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/moe_block.hpp"
 #include "models/quantization.hpp"
 #include "models/tensor_parallel.hpp"
 #include "sim/core/error.hpp"
@@ -63,10 +64,6 @@ RooflineModel::RooflineModel(ModelSpec model, DeviceFigures device, RooflinePara
   require_fraction(errors, "compute.roofline.gemm_efficiency", params_.gemm_efficiency);
   require_fraction(errors, "compute.roofline.attention_efficiency", params_.attention_efficiency);
   require_fraction(errors, "compute.roofline.memory_efficiency", params_.memory_efficiency);
-  require_non_negative(errors, "compute.roofline.step_overhead_us", params_.step_overhead_us);
-  require_non_negative(errors, "compute.roofline.gpu_step_overhead_us", params_.gpu_step_overhead_us);
-  require_non_negative(errors, "compute.roofline.per_sequence_overhead_us",
-                       params_.per_sequence_overhead_us);
   require_non_negative(errors, "gpu.bf16_dense", device_.bf16_flops.value);
   if (model_.is_moe() && (model_.num_experts_per_tok < 1 || model_.moe_intermediate_size < 1)) {
     errors.push_back(Diagnostic{"", 0, 0, "model.num_experts_per_tok",
@@ -169,8 +166,12 @@ StepBreakdown RooflineModel::step_time(const BatchShape& batch) const {
   }
   const double l_flops = lm_head_flops_per_seq_ * seqs;
   out.lm_head_s = bounded(l_flops, lm_head_rate_, lm_head_weight_bytes_);
-  out.gpu_overhead_s = params_.gpu_step_overhead_us * 1e-6;
-  out.overhead_s = (params_.step_overhead_us + params_.per_sequence_overhead_us * seqs) * 1e-6;
+  // Launches, as the measured profiles count them (models/step_overheads.hpp): the eight layer
+  // ops of the bundles' dense.csv (two RMSNorms, qkv_proj, rotary_emb, o_proj, gate_up_proj,
+  // act_fn, down_proj), embedding and final norm per step, the MoE block's kernels.
+  out.forward_kernels = 8.0 * model_.num_layers + 2.0 + (model_.is_moe() ? kMoeBlockKernels * model_.moe_layers() : 0.0);
+  out.attention_kernels = model_.num_layers;
+  out.logits_kernels = kLogitsKernels;
   out.flops = d_flops + m_flops + attn_flops + l_flops;
   out.bytes = dense_weight_bytes_ + m_bytes + lm_head_weight_bytes_ + attn_bytes;
   return out;
@@ -182,12 +183,11 @@ std::string RooflineModel::describe() const {
   if (tp_ > 1) std::snprintf(shard, sizeof shard, ", 1/%d shard per GPU", tp_);
   std::snprintf(buf, sizeof buf,
                 "roofline: %s (%s%s) on %.1f TFLOP/s, %.0f GB/s; efficiency gemm %.2f, attention "
-                "%.2f, memory %.2f; overhead %.0f us/step + %.1f us/sequence (no kernel profile: "
-                "expect ~10-16 %% error in kernel time, docs/validation.md)",
+                "%.2f, memory %.2f (no kernel profile: expect ~9-15 %% error in kernel time, "
+                "docs/validation.md)",
                 model_.name.c_str(), dtype_name(model_.dtype), shard, device_.tensor_flops.value / 1e12,
                 device_.memory_bandwidth.value / 1e9, params_.gemm_efficiency,
-                params_.attention_efficiency, params_.memory_efficiency, params_.step_overhead_us,
-                params_.per_sequence_overhead_us);
+                params_.attention_efficiency, params_.memory_efficiency);
   return buf;
 }
 

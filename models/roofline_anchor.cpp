@@ -8,21 +8,14 @@
 namespace kvsim::models {
 namespace {
 
-ProfileParams kernels_only() {
-  ProfileParams p;
-  p.gpu_step_overhead_us = 0;
-  p.step_overhead_us = 0;
-  return p;
-}
+// The inner compute models time kernels only (overheads: models/step_overheads.hpp).
+ProfileParams kernels_only() { return ProfileParams{}; }
 
 RooflineParams kernels_only(const Efficiencies& e) {
   RooflineParams p;
   p.memory_efficiency = e.memory;
   p.gemm_efficiency = e.gemm;
   p.attention_efficiency = e.attention;
-  p.gpu_step_overhead_us = 0;
-  p.step_overhead_us = 0;
-  p.per_sequence_overhead_us = 0;
   return p;
 }
 

@@ -120,7 +120,8 @@ kv_offload:
     - {kind: local_nvme, capacity: 1GiB}
 compute:
   kind: fitted
-  profile: {fitted_path: fitted.yaml, cuda_graph_decode_factor: 0, gpu_step_overhead_us: 0, step_overhead_us: 0}
+  profile: {fitted_path: fitted.yaml}
+  overheads: {enabled: false}
 workload:
   kind: multi_turn
   generation:

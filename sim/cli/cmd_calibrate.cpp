@@ -205,8 +205,7 @@ int cmd_calibrate_measured(const CalibrateOptions& o, const CommonOptions& commo
     f.stream() << models::write_fitted_yaml(coefficients);
     f.commit();
     text << "wrote " << o.out
-              << " (use it with compute: {kind: fitted, profile: {fitted_path: ..., cuda_graph_decode_factor: 0, "
-                 "gpu_step_overhead_us: 0, step_overhead_us: 0}})\n";
+              << " (use it with compute: {kind: fitted, profile: {fitted_path: ...}, overheads: {enabled: false}})\n";
   }
   out.finish();
   return 0;

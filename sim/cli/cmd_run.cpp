@@ -202,6 +202,8 @@ int cmd_check(const std::string& path, const std::string& format, const CommonOp
   for (const auto& note : info.notes) std::cout << "note: " << note << '\n';
   std::cout << "KV cache per engine, as vLLM sizes it:\n";
   for (const auto& line : info.memory_breakdown) std::cout << "  " << line << '\n';
+  std::cout << "Step times, where they go:\n";
+  for (const auto& line : info.step_times) std::cout << "  " << line << '\n';
   return 0;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "models/fitted_model.hpp"
 #include "models/profile_bundle.hpp"
 #include "models/profile_model.hpp"
+#include "models/step_overheads.hpp"
 #include "models/tensor_parallel.hpp"
 #include "models/tensor_parallel_model.hpp"
 #include "sim/core/error.hpp"
@@ -103,6 +105,47 @@ models::DeviceFigures device_figures(const hw::GpuSpec& gpu, const models::Model
   return d;
 }
 
+models::GraphPolicy graph_policy(const engine::EngineConfig& e) {
+  models::GraphPolicy p;
+  p.mode = e.enforce_eager      ? models::GraphMode::kEager
+           : e.full_cuda_graphs ? models::GraphMode::kFullAndPiecewise
+                                : models::GraphMode::kPiecewise;
+  // vllm/config/vllm.py: max_cudagraph_capture_size = min(2 x max_num_seqs, 512) tokens.
+  p.max_capture_tokens = std::min<std::int64_t>(2 * static_cast<std::int64_t>(e.max_num_seqs), 512);
+  p.async_scheduling = e.async_scheduling;
+  return p;
+}
+
+std::vector<std::string> describe_step_times(const models::ComputeModel& model, const engine::EngineConfig& e) {
+  const models::GraphPolicy policy = graph_policy(e);
+  const int n = std::min(128, e.max_num_seqs);
+  models::BatchShape decode;
+  decode.decode_contexts.assign(static_cast<std::size_t>(n), 1024);
+  models::BatchShape prefill;
+  prefill.prefills.push_back({2048, 0});
+  std::vector<std::string> out;
+  const auto line = [&](const std::string& what, const models::BatchShape& batch) {
+    const models::StepBreakdown b = model.step_time(batch);
+    const models::StepLaunches launches = models::step_launches(policy, batch, b);
+    const double gpu = b.total_s() - b.overhead_s;
+    const double step = policy.async_scheduling ? std::max(gpu, b.overhead_s) : gpu + b.overhead_s;
+    char buf[640];
+    std::snprintf(buf, sizeof buf,
+                  "%s: %.2f ms = kernels %.2f (dense %.2f, attention %.2f, MoE %.2f, lm_head+sampler %.2f) "
+                  "+ collectives %.2f + GPU overheads %.2f (%.0f launches in CUDA graphs, %.0f eager, step gap) "
+                  "%s host %.2f; %.0f tokens/s",
+                  what.c_str(), step * 1e3, (b.kernels_s() - b.communication_s) * 1e3, b.dense_s * 1e3,
+                  b.attention_s * 1e3, b.moe_s * 1e3, b.lm_head_s * 1e3, b.communication_s * 1e3,
+                  b.gpu_overhead_s * 1e3, launches.graph, launches.eager,
+                  policy.async_scheduling ? "| overlapped:" : "+", b.overhead_s * 1e3,
+                  step > 0 ? static_cast<double>(batch.num_tokens()) / step : 0.0);
+    out.emplace_back(buf);
+  };
+  line(std::to_string(n) + "-sequence decode at 1,024 tokens of context", decode);
+  line("2,048-token prefill, nothing cached", prefill);
+  return out;
+}
+
 ComputeChoice make_compute_model(const Scenario& sc) {
   const auto& server = sc.hardware.servers.front();
   const auto& gpu = server.gpu;
@@ -111,8 +154,6 @@ ComputeChoice make_compute_model(const Scenario& sc) {
   const int dp = sc.engine.data_parallel_size;
   const models::MoeLayout layout = scenario::moe_layout(sc);
   models::ProfileParams params = c.profile;
-  params.full_cuda_graphs = sc.engine.full_cuda_graphs;
-  if (sc.engine.enforce_eager) params.cuda_graph_decode_factor = 0;
 
   ComputeChoice out;
   std::optional<Shipped> fitted;
@@ -189,6 +230,18 @@ ComputeChoice make_compute_model(const Scenario& sc) {
       if (!deployment_fit && !is_sixteen_bit(sc.model))
         diffs.push_back(std::string("weights ") + models::dtype_name(sc.model.dtype) + " / KV " +
                         models::dtype_name(sc.model.kv_dtype) + " instead of BF16");
+      if (other_gpu || other_model) {
+        // A fit carries its GPU's and model's kernels; the roofline's ratio to another GPU or
+        // model misses by a median 9-15 % leaving one GPU out (docs/validation.md), more for
+        // another model's shape: refused rather than silently rescaled.
+        throw scenario_error(
+            sc, "compute.profile.fitted_path",
+            fitted->path + " was fitted to " + co.model + " on " + co.gpu + "; this scenario runs " +
+                sc.model.name + " on " + (gpu.cuda_name.empty() ? gpu.name : gpu.cuda_name) +
+                ". kvsim does not rescale a fit to another GPU or model: use compute.kind auto (the "
+                "shipped calibration of this GPU and model, else the roofline, with a note) or a fit of "
+                "this GPU and model (kvsim calibrate, docs/calibration.md)");
+      }
       if (diffs.empty()) {
         inner = std::make_unique<models::FittedModel>(co, sc.model, params, layout);
       } else {
@@ -266,8 +319,9 @@ ComputeChoice make_compute_model(const Scenario& sc) {
   }
 
   const bool moe_dp = sc.model.is_moe() && dp > 1;
+  std::unique_ptr<models::ComputeModel> kernels;
   if (tp == 1 && profiled == nullptr && !moe_dp) {
-    out.model = std::move(inner);
+    kernels = std::move(inner);
   } else {
     models::CollectiveTime all_reduce;
     models::CollectiveTime all_gather;
@@ -283,10 +337,11 @@ ComputeChoice make_compute_model(const Scenario& sc) {
       experts.all_gather = [link](double bytes) { return hw::ring_all_gather_s(bytes, link); };
       experts.reduce_scatter = [link](double bytes) { return hw::ring_all_gather_s(bytes, link); };
     }
-    out.model = std::make_unique<models::TensorParallelModel>(
+    kernels = std::make_unique<models::TensorParallelModel>(
         std::move(inner), sc.model, tp, std::move(all_reduce), std::move(all_gather),
         std::move(profiled), std::move(target), std::move(experts), rescale_note);
   }
+  out.model = std::make_unique<models::ServedStepModel>(std::move(kernels), c.overheads, graph_policy(sc.engine));
   std::string what = models::compute_kind_name(out.kind);
   if (!out.source.empty()) what += " " + out.source;
   if (c.kind == models::ComputeKind::kAuto) what = "auto: " + what;

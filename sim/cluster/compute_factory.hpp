@@ -18,6 +18,7 @@
 
 #include "models/compute_model.hpp"
 #include "models/roofline.hpp"
+#include "models/step_overheads.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace kvsim::cluster {
@@ -32,6 +33,15 @@ struct ComputeChoice {
 
 // Throws InputError (with the scenario's file) for a file that cannot be read or used.
 ComputeChoice make_compute_model(const scenario::Scenario& sc);
+
+// How the scenario's engine launches its kernels: CUDA graph mode from enforce_eager and
+// vllm_version, capture sizes from max_num_seqs, async scheduling (models/step_overheads.hpp).
+models::GraphPolicy graph_policy(const engine::EngineConfig& e);
+
+// Where the time of two reference steps goes, one line each: a decode of min(128, max_num_seqs)
+// sequences at 1,024 tokens of context, and a 2,048-token prefill chunk with nothing cached.
+// Kernels (dense, attention, MoE, logits), collectives, GPU overheads, host time and the step.
+std::vector<std::string> describe_step_times(const models::ComputeModel& model, const engine::EngineConfig& e);
 
 // The roofline's view of the scenario's GPU for the model's weight dtype.
 models::DeviceFigures device_figures(const hw::GpuSpec& gpu, const models::ModelSpec& model);

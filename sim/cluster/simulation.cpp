@@ -247,6 +247,7 @@ Simulation::Impl::Impl(const Scenario& s, std::unique_ptr<workload::Driver> cust
   info.max_concurrency = static_cast<double>(kv.kv_tokens) / static_cast<double>(max_model_len);
   info.num_engines = static_cast<int>(engines.size());
   info.memory_breakdown = kv.explanation;
+  info.step_times = describe_step_times(*compute, sc.engine);
   if (dp > 1) {
     info.memory_breakdown.insert(info.memory_breakdown.begin(),
                                  "data parallel " + std::to_string(dp) + ": " + std::to_string(dp) +

@@ -110,6 +110,9 @@ struct RunInfo {
   std::int64_t failed_requests = 0;      // rejected by the server (e.g. longer than max_model_len)
   std::vector<std::string> memory_breakdown;  // how the KV cache size was derived, term by term
   std::string compute_model;                  // the step-time model used and why (one line)
+  // Where the time of two reference steps goes (a decode of up to 128 sequences, a 2,048-token
+  // prefill): kernels, collectives, GPU overheads and host time (sim/cluster/compute_factory.hpp).
+  std::vector<std::string> step_times;
   std::vector<std::string> notes;             // warnings about the run's set-up (rescaled profiles, ...)
   std::int64_t external_hit_tokens = 0;  // tokens loaded from offload tiers instead of computed
   std::vector<TierInfo> tiers;           // offload tiers, in lookup order

@@ -347,6 +347,7 @@ void write_check_scenario_json(std::ostream& os, const std::string& scenario_pat
   doc["compute_model"] = info.compute_model;
   doc["notes"] = info.notes;
   doc["memory_breakdown"] = info.memory_breakdown;
+  doc["step_times"] = info.step_times;
   write_json(os, doc, 2);
 }
 

@@ -452,15 +452,6 @@ StructTable make_roofline_table() {
       .real("memory_efficiency", &RooflineParams::memory_efficiency,
             "Fraction of peak memory bandwidth reached by streaming reads.",
             Range::open_closed(0, 1))
-      .real("gpu_step_overhead_us", &RooflineParams::gpu_step_overhead_us,
-            "GPU-side time per engine step outside the kernels (graph launch, synchronisation), "
-            "in microseconds; not hidden by async scheduling.",
-            Range::at_least(0))
-      .real("step_overhead_us", &RooflineParams::step_overhead_us,
-            "Host-side time per engine step not hidden by the GPU, in microseconds.",
-            Range::at_least(0))
-      .real("per_sequence_overhead_us", &RooflineParams::per_sequence_overhead_us,
-            "Host-side time per scheduled sequence, in microseconds.", Range::at_least(0))
       .build();
 }
 
@@ -477,19 +468,47 @@ StructTable make_profile_params_table() {
       .string("fitted_path", &ProfileParams::fitted_path,
               "Fitted coefficients YAML written by `kvsim calibrate`, relative to the scenario "
               "file; kind fitted.")
-      .real("cuda_graph_decode_factor", &ProfileParams::cuda_graph_decode_factor,
-            "Fraction of the eager per-kernel launch floor that CUDA graphs remove from pure "
-            "decode steps.",
-            Range::closed(0, 1))
-      .real("gpu_step_overhead_us", &ProfileParams::gpu_step_overhead_us,
-            "GPU-side time per step outside the kernels, in microseconds.", Range::at_least(0))
-      .real("step_overhead_us", &ProfileParams::step_overhead_us,
-            "Host-side time per step (hidden by async scheduling), in microseconds.",
-            Range::at_least(0))
       .boolean("skew_blend", &ProfileParams::skew_blend,
                "Time decode batches with unequal contexts between their mean and maximum "
                "context, by the profile's skew fit.")
       .build();
+}
+
+StructTable make_overheads_table() {
+  using models::StepOverheadParams;
+  return TableBuilder<StepOverheadParams>(
+             "StepOverheadParams",
+             "What a served step costs besides its kernels, for every compute kind "
+             "(docs/models.md \"Between the kernels\" gives each term's source).")
+      .boolean("enabled", &StepOverheadParams::enabled,
+               "false: kernel times alone, for a model fitted to measured step times (kvsim "
+               "calibrate --measured), which already hold these terms.")
+      .real("graph_kernel_gap_us", &StepOverheadParams::graph_kernel_gap_us,
+            "GPU idle time between two kernels replayed from one CUDA graph, in microseconds.",
+            Range::at_least(0))
+      .real("eager_kernel_gap_us", &StepOverheadParams::eager_kernel_gap_us,
+            "GPU idle time between two kernels launched one by one while the host runs ahead, "
+            "in microseconds.",
+            Range::at_least(0))
+      .real("eager_launch_us", &StepOverheadParams::eager_launch_us,
+            "Host time to launch one kernel outside a CUDA graph, in microseconds: steps of "
+            "many short eager kernels are bound by it.",
+            Range::at_least(0))
+      .real("step_gap_us", &StepOverheadParams::step_gap_us,
+            "GPU idle time between two steps under asynchronous scheduling, in microseconds.",
+            Range::at_least(0))
+      .real("host_step_us", &StepOverheadParams::host_step_us,
+            "Host time per step (scheduler, input preparation, output processing), in "
+            "microseconds; overlapped with the GPU under asynchronous scheduling.",
+            Range::at_least(0))
+      .real("host_per_sequence_us", &StepOverheadParams::host_per_sequence_us,
+            "Host time per scheduled sequence of a step, in microseconds.", Range::at_least(0))
+      .build();
+}
+
+const StructTable& overheads_table() {
+  static const StructTable t = make_overheads_table();
+  return t;
 }
 
 StructTable make_compute_table() {
@@ -505,11 +524,13 @@ StructTable make_compute_table() {
           "with a model of the same shape, dtype and tensor-parallel degree, else the "
           "roofline; roofline: from the GPU's and model's figures; profile: interpolated "
           "measured kernel tables; fitted: a compact model fitted to them "
-          "(docs/calibration.md). A profile of another GPU, model or degree is rescaled by "
-          "the roofline, with a note.")
+          "(docs/calibration.md). A fit or profile of another tensor-parallel degree or dtype is "
+          "rescaled by the roofline, with a note; one of another GPU or model is refused.")
       .nested("roofline", &ComputeSpec::roofline, roofline_table(), "Roofline parameters.")
       .nested("profile", &ComputeSpec::profile, profile_params_table(),
               "Profile and fitted model parameters.")
+      .nested("overheads", &ComputeSpec::overheads, overheads_table(),
+              "Time between and around the kernels: launch gaps, step gaps, host time.")
       .check([](ComputeSpec& c, const KeyGiven&, std::vector<FieldIssue>& issues) {
         if (c.kind == models::ComputeKind::kProfile && c.profile.bundle_dir.empty()) {
           issue(issues, "compute.profile.bundle_dir", ProblemClass::kMissingRequired,

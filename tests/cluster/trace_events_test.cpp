@@ -269,7 +269,7 @@ TEST(TraceEvents, TwoTiersShowCascadesAndPromotions) {
 
 TEST(TraceEvents, LmcacheAndPreemptions) {
   // Synchronous loads (LMCache) and a GPU KV cache small enough to preempt.
-  const Traced t = run_traced(seed("4x4090-dram.yaml", {{"engine.num_gpu_blocks_override", "2600"}}));
+  const Traced t = run_traced(seed("4x4090-dram.yaml", {{"engine.num_gpu_blocks_override", "2500"}}));
   expect_well_formed(t.trace);
   expect_consistent(t);
   EXPECT_GT(t.result.info.preemptions, 0);

@@ -38,9 +38,7 @@ TEST(RooflineAnchor, DefaultsAreTheMeanOfTwoGpus) {
 
   // By hand for the 4090's memory anchor: the fitted kernels of one decode at 512 tokens of
   // context against the roofline's bytes at 1,008 GB/s.
-  ProfileParams pp;
-  pp.gpu_step_overhead_us = 0;
-  pp.step_overhead_us = 0;
+  const ProfileParams pp;
   const FittedModel fitted(load_fitted_yaml(kProfiles + "rtx4090-llama-3.1-8b-vllm0.19.yaml"), testing::llama_31_8b(), pp);
   const RooflineModel roof(testing::llama_31_8b(), DeviceFigures{FlopsPerSec{165.2e12}, BytesPerSec{1008e9}, Bytes{}}, {});
   BatchShape decode;

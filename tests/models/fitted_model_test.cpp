@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "models/fit_compare.hpp"
 #include "models/profile_bundle.hpp"
 #include "models/profile_model.hpp"
+#include "models/step_overheads.hpp"
 #include "sim/core/error.hpp"
 #include "tests/models/model_shapes.hpp"
 
@@ -279,7 +281,10 @@ TEST(FittedModel, AgreesWithProfileModel) {
     const double p = prof.step_time(b).total_s();
     EXPECT_NEAR(f / p, 1.0, 0.05) << b.num_tokens();
   }
-  const auto s = fit.step_time(decodes(1, 1024));
+  GraphPolicy sync;
+  sync.async_scheduling = false;
+  const ServedStepModel served(std::make_unique<FittedModel>(shipped(), testing::llama_31_8b()), {}, sync);
+  const auto s = served.step_time(decodes(1, 1024));
   EXPECT_GE(1.0 / s.total_s(), 55.0);
   EXPECT_LE(1.0 / s.total_s(), 62.0);
   EXPECT_GE(1.0 / (s.total_s() - s.overhead_s), 55.0);
@@ -297,11 +302,8 @@ TEST(FittedModel, DecodeOnlyStepsMatchTheGeneralFormulaExactly) {
       c.attention_layer_us[10] = -c.attention_layer_us[10];
       c.attention_layer_us[12] = -3.0 * c.attention_layer_us[12];
     }
-    ProfileParams params;
-    params.cuda_graph_decode_factor = 0.7;
-    const FittedModel fit(c, testing::llama_31_8b(), params);
+    const FittedModel fit(c, testing::llama_31_8b());
     const double layers = testing::llama_31_8b().num_layers;
-    const double removed = 0.7 * c.launch_floor_us;
     std::int64_t seed = 17;
     for (int n : {1, 2, 7, 33, 256}) {
       BatchShape b;
@@ -310,7 +312,7 @@ TEST(FittedModel, DecodeOnlyStepsMatchTheGeneralFormulaExactly) {
         b.decode_contexts.push_back(1 + seed % 40000);
       }
       const StepBreakdown s = fit.step_time(b);
-      const double attn_us = std::max(0.0, layers * fit.attention_layer_us(b) - removed * layers);
+      const double attn_us = layers * fit.attention_layer_us(b);
       EXPECT_EQ(s.attention_s, attn_us * 1e-6) << "variant " << variant << ", " << n << " decodes";
       StepBreakdown work;
       add_step_work(testing::llama_31_8b(), b, work);
@@ -324,9 +326,6 @@ TEST(FittedModel, RejectsBadInput) {
   FittedCoefficients c = shipped();
   c.attention_layer_us.pop_back();
   EXPECT_THROW(FittedModel(c, testing::llama_31_8b()), InputError);
-  ProfileParams p;
-  p.cuda_graph_decode_factor = 1.5;
-  EXPECT_THROW(FittedModel(shipped(), testing::llama_31_8b(), p), InputError);
   ModelSpec m = testing::llama_31_8b();
   m.num_layers = 0;
   EXPECT_THROW(fit_profile(bundle(), m), InputError);

@@ -193,7 +193,10 @@ TEST(LoadScenario, InlineSpecsWithUnits) {
   EXPECT_EQ(s.engine.scheduling_policy, engine::SchedulingPolicy::kPriority);
   EXPECT_EQ(s.engine.num_gpu_blocks_override, 1000);
   EXPECT_EQ(s.engine.output_latency, 1'500'000);
-  EXPECT_EQ(s.compute.roofline.step_overhead_us, 12.5);
+  EXPECT_EQ(s.compute.overheads.host_step_us, 12.5);
+  EXPECT_EQ(s.compute.overheads.host_per_sequence_us, 3);
+  EXPECT_EQ(s.compute.overheads.graph_kernel_gap_us, 0.25);
+  EXPECT_EQ(s.compute.overheads.step_gap_us, models::StepOverheadParams{}.step_gap_us);  // not given
   EXPECT_EQ(s.workload.kind, workload::WorkloadSpec::Kind::kTrace);
   // Relative files are relative to the scenario's folder, made absolute.
   const fs::path dir = fs::absolute(kFixtures).lexically_normal();

@@ -34,8 +34,8 @@
 // its repeats, divided by it; Eigen), with coefficients held at zero when the unconstrained fit
 // makes them negative. The result maps onto the fitted compute model (models/fitted_model.hpp)
 // per layer: a1 = t / L, e2 = q / L, e3 = r / L, e11 = d / L, dense_step b0 = s, per_sequence
-// c1 = u, everything else 0, so that FittedModel with cuda_graph_decode_factor 0 and zero step
-// overheads gives these step times.
+// c1 = u, everything else 0, so that FittedModel with compute.overheads.enabled false gives
+// these step times.
 #include <cstdint>
 #include <functional>
 #include <map>
