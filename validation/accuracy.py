@@ -60,6 +60,36 @@ def leave_one_out(kvsim):
     return out.rstrip("\n").split("\n")
 
 
+STEP_SETUPS = [
+    ("RTX 4090", "Llama-3.1-8B", 1, 1, "rtx4090", "llama-3.1-8b"),
+    ("RTX PRO 6000 Server", "Llama-3.1-8B", 1, 1, "rtx-pro-6000-server", "llama-3.1-8b"),
+    ("RTX PRO 6000 Server", "Llama-3.1-8B", 2, 1, "rtx-pro-6000-server", "llama-3.1-8b"),
+    ("RTX PRO 6000 Server", "Qwen3-32B", 1, 1, "rtx-pro-6000-server", "qwen3-32b"),
+    ("RTX PRO 6000 Server", "Qwen3-32B", 2, 1, "rtx-pro-6000-server", "qwen3-32b"),
+    ("RTX PRO 6000 Server", "Qwen3-30B-A3B", 1, 1, "rtx-pro-6000-server", "qwen3-30b-a3b"),
+    ("RTX PRO 6000 Server", "Qwen3-30B-A3B", 2, 1, "rtx-pro-6000-server", "qwen3-30b-a3b"),
+    ("RTX PRO 6000 Server", "Qwen3-30B-A3B", 1, 2, "rtx-pro-6000-server", "qwen3-30b-a3b"),
+]
+
+
+def step_times(kvsim):
+    """kvsim check-scenario's step-time breakdown for each shipped bundle's configuration."""
+    example = os.path.join(ROOT, "scenarios", "examples", "rtx4090-llama3.1-8b-multiturn.yaml")
+    out = []
+    for gpu_name, model_name, tp, dp, gpu, model in STEP_SETUPS:
+        sets = [f"hardware.servers.0.gpu={{preset: {gpu}}}", f"model={{preset: {model}}}",
+                f"hardware.servers.0.gpus_per_server={tp * dp}", f"engine.tensor_parallel_size={tp}",
+                f"engine.data_parallel_size={dp}", f"engine.enable_expert_parallel={'true' if dp > 1 else 'false'}"]
+        cmd = [kvsim, "check-scenario", example, "--format", "json"]
+        for kv in sets:
+            cmd += ["--set", kv]
+        info = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+        kind = info["compute_model"].split(" -- ")[0].replace(ROOT + os.sep, "")
+        out.append((f"{gpu_name}, {model_name}, TP {tp}" + (f", DP {dp} + EP" if dp > 1 else ""), kind,
+                    info["step_times"]))
+    return out
+
+
 def run(kvsim, scenario, sets=(), requests=False):
     cmd = [kvsim, "run", os.path.join(CASES, scenario), "--format", "json"]
     for s in sets:
@@ -275,10 +305,22 @@ def main():
         "      models/profiles/rtxpro6000-llama-3.1-8b-vllm0.19-tp1.yaml",
     ] + leave_one_out(kvsim) + ["```", "",
         "The RTX 4090's efficiencies alone make the larger RTX PRO 6000 16 % too fast (its GEMMs and",
-        "attention run further below their peak); the PRO 6000's make the 4090 2 % slow in median,",
-        "10 % off per batch. A GPU with neither profile is timed with the mean of the two, and a",
+        "attention run further below their peak); the PRO 6000's make the 4090 4 % slow in median,",
+        "9 % off per batch. A GPU with neither profile is timed with the mean of the two, and a",
         "roofline result says to expect errors of this size (its compute_model line); where a kernel",
-        "profile exists, compute.kind auto uses it instead."]
+        "profile exists, compute.kind auto uses it instead.",
+        "",
+        "## Where a step's time goes",
+        "",
+        "`kvsim check-scenario` for each shipped bundle's configuration (the example scenario with",
+        "the GPU, model and parallelism set): a decode of 128 sequences at 1,024 tokens of context",
+        "and a 2,048-token prefill, split into kernels (the fitted tables, or the roofline where no",
+        "fit matches), collectives (docs/models.md \"Tensor parallelism\"), GPU overheads (launch",
+        "gaps and the gap between steps) and host time, which async scheduling overlaps",
+        "(docs/models.md \"Between the kernels\").",
+        ""]
+    for setup, kind, times in step_times(kvsim):
+        lines += [f"- {setup} ({kind}):"] + [f"  - {t}" for t in times]
     # The validation harness (kvsim replay / probe / validate): a hand-written guide and the
     # latest CPU end-to-end results (validation/e2e_cpu.sh with KVSIM_E2E_UPDATE_DOCS=1).
     for part in ("harness.md", "replay-results.md"):
