@@ -166,11 +166,28 @@ ComputeChoice make_compute_model(const Scenario& sc) {
                   models::dtype_name(sc.model.dtype) + " / KV " +
                   models::dtype_name(sc.model.kv_dtype);
       } else {
-        for (auto& s : shipped_profiles(sc.profiles_dir, out.notes)) {
+        std::vector<Shipped> all = shipped_profiles(sc.profiles_dir, out.notes);
+        for (auto& s : all) {
           const std::string why = mismatch(s.coefficients, sc);
           if (why.empty()) {
             fitted = std::move(s);
             break;
+          }
+        }
+        // An MoE model at a degree whose tables hold no MoE block (the bundles measure moe.csv
+        // at TP 1 only): the same GPU's and model's fit with a measured MoE block, rescaled to
+        // the degree by the roofline, keeps the measured experts, which dominate its steps.
+        if (!fitted && sc.model.is_moe()) {
+          for (auto& s : all) {
+            const auto& co = s.coefficients;
+            if (!co.moe_layer_us.empty() && !gpu.cuda_name.empty() && co.gpu == gpu.cuda_name &&
+                models::shape_matches(co, sc.model, nullptr)) {
+              out.notes.push_back("compute.kind auto: no shipped fit of " + sc.model.name + " at tensor-parallel degree " +
+                                  std::to_string(tp) + " has an MoE block; using " + s.path +
+                                  " (degree " + std::to_string(co.tensor_parallel_size) + ", measured MoE block)");
+              fitted = std::move(s);
+              break;
+            }
           }
         }
         if (!fitted) {

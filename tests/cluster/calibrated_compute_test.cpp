@@ -67,16 +67,22 @@ TEST(CalibratedCompute, AutoPicksTheMatchingShippedProfile) {
   EXPECT_NE(cc.description.find("data parallel x2"), std::string::npos);
 }
 
-// Without a matching profile the roofline runs and a note says why: another GPU, or an MoE
-// model at a degree whose tables lack the MoE block.
+// Without a matching profile the roofline runs and a note says why: another GPU, or another
+// dtype. An MoE model at a degree whose tables lack the MoE block takes its TP-1 fit instead.
 TEST(CalibratedCompute, AutoFallsBackToTheRooflineWithAReason) {
   const ComputeChoice h = make_compute_model(load(scenario("h100-sxm", "{preset: llama-3.1-8b}", "max_model_len: 8192")));
   EXPECT_EQ(h.kind, models::ComputeKind::kRoofline);
   ASSERT_FALSE(h.notes.empty());
   EXPECT_NE(h.notes.front().find("no shipped profile"), std::string::npos);
+  // Qwen3-30B-A3B at TP 2: the TP-2 fit has no MoE block, so auto takes the TP-1 fit with its
+  // measured MoE block, rescaled to TP 2, and says so.
   const ComputeChoice m = make_compute_model(
       load(scenario("rtx-pro-6000-server", "{preset: qwen3-30b-a3b}", "tensor_parallel_size: 2", 2)));
-  EXPECT_EQ(m.kind, models::ComputeKind::kRoofline);
+  EXPECT_EQ(m.kind, models::ComputeKind::kFitted);
+  EXPECT_NE(m.source.find("qwen3-30b-a3b-instruct-2507-vllm0.19-tp1.yaml"), std::string::npos);
+  bool noted = false;
+  for (const auto& n : m.notes) noted = noted || n.find("measured MoE block") != std::string::npos;
+  EXPECT_TRUE(noted);
   const ComputeChoice q = make_compute_model(
       load(scenario("rtx-pro-6000-server", "{preset: llama-3.1-8b, dtype: fp8}", "max_model_len: 8192")));
   EXPECT_EQ(q.kind, models::ComputeKind::kRoofline);
