@@ -9,6 +9,7 @@
 //  - step_time() is a pure function of the batch: same batch, same answer.
 //  - times are in seconds (double); the engine rounds once to SimTime.
 //  - an empty batch takes 0.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -80,6 +81,12 @@ struct StepBreakdown {
   double flops = 0;        // total floating-point operations of the step
   double bytes = 0;        // total bytes moved from GPU memory
   double kernels_s() const { return dense_s + moe_s + attention_s + lm_head_s + communication_s; }
+  // The step's duration: its GPU and host time overlap (async scheduling with a step already in
+  // flight) or add up (sim/engine/engine.cpp time_plan).
+  double step_s(bool overlapped) const {
+    const double gpu = total_s() - overhead_s;
+    return overlapped ? std::max(gpu, overhead_s) : gpu + overhead_s;
+  }
   double total_s() const {
     return dense_s + moe_s + attention_s + lm_head_s + communication_s + gpu_overhead_s + overhead_s;
   }

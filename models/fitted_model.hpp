@@ -45,8 +45,7 @@
 //   MoE block per MoE layer (router, top-k and the fused experts; a bundle's moe.csv):
 //       m0 + m1 E + m2 T + m3 ceil(E / We)            (models/moe_block.hpp)
 //   lm_head + sampler per step:  c0 + c1 S
-//   CUDA graphs, gpu_overhead and overhead: as in models/profile_model.hpp (the eager
-//   per-kernel floor is stored with the coefficients).
+//   launches: as in models/profile_model.hpp; gaps and host time: models/step_overheads.hpp.
 // Sum over the components as in ComputeModel; an empty batch takes 0.
 #include <cstddef>
 #include <optional>
@@ -102,7 +101,7 @@ struct FittedCoefficients {
   std::vector<double> gpu_figures;
   std::vector<double> moe_layer_us;  // m0..m3; empty: no MoE block
   double moe_experts_per_wave = 16;  // We
-  double moe_kernels = kMoeBlockKernels;  // kernels of the MoE block (CUDA-graph correction)
+  double moe_kernels = kMoeBlockKernels;  // kernels of the MoE block (launch count)
   // Optional section `offload_tier: {load_bytes_per_s: R, latency_us: L}`: the measured tier.
   // The step-time model does not use it; it travels with the deployment's profile (a
   // simulation takes its tier rates from the scenario's hardware, docs/calibration.md).
@@ -184,7 +183,7 @@ class FittedModel final : public ComputeModel {
   std::string describe() const override;
 
   const FittedCoefficients& coefficients() const { return c_; }
-  // Per-layer attention time (us) of a batch before the CUDA-graph correction.
+  // Per-layer attention time (us) of a batch.
   double attention_layer_us(const BatchShape& batch) const;
 
  private:
@@ -192,7 +191,7 @@ class FittedModel final : public ComputeModel {
   ModelSpec model_;
   ProfileParams params_;
   StepWorkTerms work_;
-  double decode_dense_kernels_ = 0;  // kernel launches a decode-only step's CUDA graph saves
+  double decode_dense_kernels_ = 0;  // dense launches per step: layers x layer ops + step ops
   MoeLayout moe_;
   // MoE block time of one layer (us) for a step of `tokens` tokens (equation above).
   double moe_layer_us(double tokens) const;

@@ -33,7 +33,7 @@ namespace kvsim::models {
 inline constexpr std::size_t kMoeTerms = 4;
 // Kernels of one MoE block in vLLM's Triton path (vllm/model_executor/layers/fused_moe): the
 // router GEMM, top-k softmax, moe_align_block_size, the two expert GEMMs, SiLU-and-mul and the
-// weighted sum: what a CUDA graph's launch saving applies to.
+// weighted sum: the block's launches (models/step_overheads.hpp).
 inline constexpr double kMoeBlockKernels = 7;
 
 struct MoeBlockFit {

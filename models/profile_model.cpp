@@ -152,6 +152,10 @@ ProfileModel::ProfileModel(const ProfileBundle& bundle, ModelSpec model, Profile
     step_ops_.push_back(bundle.dense_op(op));
     launch_floor_us_ = std::min(launch_floor_us_, step_ops_.back().y.front());
   }
+  double per_layer = 0;
+  for (const auto& op : layer_ops_) per_layer += op.second;
+  forward_kernels_ = model_.num_layers * per_layer + static_cast<double>(step_ops_.size()) +
+                     (model_.is_moe() ? kMoeBlockKernels * model_.moe_layers() : 0.0);
   if (model_.is_moe()) {
     if (!bundle.has_moe()) {
       throw InputError(bundle.tables_dir, 0, 0,
@@ -270,10 +274,7 @@ StepBreakdown ProfileModel::step_time(const BatchShape& batch) const {
                                         moe_layer_us(moe_.us, moe_.experts_per_wave, model_, moe_layout_, tokens)
                                   : 0.0;
 
-  double per_layer = 0;
-  for (const auto& op : layer_ops_) per_layer += op.second;
-  b.forward_kernels = layers * per_layer + static_cast<double>(step_ops_.size()) +
-                      (model_.is_moe() ? kMoeBlockKernels * model_.moe_layers() : 0.0);
+  b.forward_kernels = forward_kernels_;
   b.attention_kernels = layers;
   b.logits_kernels = kLogitsKernels;
 
@@ -287,8 +288,7 @@ StepBreakdown ProfileModel::step_time(const BatchShape& batch) const {
 
 std::string ProfileModel::describe() const {
   std::ostringstream os;
-  os << "profile(" << model_.name << ", bundle " << source_
- << ", skew_alpha=" << alpha_ << ")";
+  os << "profile(" << model_.name << ", bundle " << source_ << ", skew_alpha=" << alpha_ << ")";
   return os.str();
 }
 

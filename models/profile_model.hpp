@@ -21,13 +21,10 @@
 //   moe        = MoE layers x t(T, E) of models/moe_block.hpp, fitted to the bundle's moe.csv
 //                (its grid is triangular, E <= T x top_k, so it is not interpolated)
 //   lm_head    = lm_head(S) + sampler(S)                          (once per step)
-//   CUDA graphs (pure-decode steps only): dense and attention each lose
-//                f x floor x kernels, floor = the profile's smallest op time at 1 token (the
-//                eager per-kernel floor), kernels = L x (the layer ops' kernels) + 2 for
-//                dense, L for attention, kMoeBlockKernels per MoE layer, f =
-//                cuda_graph_decode_factor.
-//   gpu_overhead = gpu_step_overhead_us; overhead = step_overhead_us (host, hidden by async
-//                scheduling in the engine).
+//   launches   = L x (the layer ops' kernels) + 2 forward (+ kMoeBlockKernels per MoE layer),
+//                L attention, kLogitsKernels after the forward pass: counted here, timed by
+//                models/step_overheads.hpp with the gaps and host time (the tables hold kernel
+//                durations only); gpu_overhead and overhead stay 0 in this model.
 //   flops and bytes follow models/roofline.hpp's counts (2 P_d T dense, A x pairs attention,
 //                2 hidden vocab S lm_head; weights once plus the KV read and written).
 //   An empty batch takes 0.
@@ -118,6 +115,7 @@ class ProfileModel final : public ComputeModel {
   MoeBlockFit moe_;  // the MoE block fitted to moe.csv (its grid is triangular: E <= T x top_k)
   double prefill_floor_us_ = 0;
   double launch_floor_us_ = 0;
+  double forward_kernels_ = 0;  // launches outside attention per step (models/step_overheads.hpp)
   double alpha_ = 0;
 };
 

@@ -127,8 +127,7 @@ std::vector<std::string> describe_step_times(const models::ComputeModel& model, 
   const auto line = [&](const std::string& what, const models::BatchShape& batch) {
     const models::StepBreakdown b = model.step_time(batch);
     const models::StepLaunches launches = models::step_launches(policy, batch, b);
-    const double gpu = b.total_s() - b.overhead_s;
-    const double step = policy.async_scheduling ? std::max(gpu, b.overhead_s) : gpu + b.overhead_s;
+    const double step = b.step_s(policy.async_scheduling);
     char buf[640];
     std::snprintf(buf, sizeof buf,
                   "%s: %.2f ms = kernels %.2f (dense %.2f, attention %.2f, MoE %.2f, lm_head+sampler %.2f) "
@@ -225,28 +224,13 @@ ComputeChoice make_compute_model(const Scenario& sc) {
     case models::ComputeKind::kFitted: {
       const auto& co = fitted->coefficients;
       out.source = fitted->path;
-      // What differs from the profiled configuration, each a reason to rescale. A profile that
-      // records neither its GPU's figures nor its model's shape was fitted to measurements of a
-      // live deployment (kvsim calibrate --measured): it describes that deployment as it is.
+      // A profile that records neither its GPU's figures nor its model's shape was fitted to
+      // measurements of a live deployment (kvsim calibrate --measured): it describes that
+      // deployment as it is.
       const bool deployment_fit = co.model_shape.empty() && co.gpu_figures.empty();
-      std::vector<std::string> diffs;
       const bool other_gpu =
           !deployment_fit && (gpu.cuda_name != co.gpu || !same_gpu_figures(co, gpu));
-      std::string shape_why;
-      const bool other_model = !deployment_fit && !models::shape_matches(co, sc.model, &shape_why);
-      if (other_gpu)
-        diffs.push_back("GPU " + (gpu.cuda_name.empty() ? gpu.name : gpu.cuda_name) +
-                        " instead of " + co.gpu);
-      if (other_model)
-        diffs.push_back("model " + sc.model.name + " instead of " + co.model + " (" + shape_why +
-                        ")");
-      if (!deployment_fit && co.tensor_parallel_size != tp) {
-        diffs.push_back("tensor-parallel degree " + std::to_string(tp) + " instead of " +
-                        std::to_string(co.tensor_parallel_size));
-      }
-      if (!deployment_fit && !is_sixteen_bit(sc.model))
-        diffs.push_back(std::string("weights ") + models::dtype_name(sc.model.dtype) + " / KV " +
-                        models::dtype_name(sc.model.kv_dtype) + " instead of BF16");
+      const bool other_model = !deployment_fit && !models::shape_matches(co, sc.model, nullptr);
       if (other_gpu || other_model) {
         // A fit carries its GPU's and model's kernels; the roofline's ratio to another GPU or
         // model misses by a median 9-15 % leaving one GPU out (docs/validation.md), more for
@@ -259,18 +243,20 @@ ComputeChoice make_compute_model(const Scenario& sc) {
                 "shipped calibration of this GPU and model, else the roofline, with a note) or a fit of "
                 "this GPU and model (kvsim calibrate, docs/calibration.md)");
       }
+      // What differs from the profiled configuration on this GPU and model, each a reason to
+      // rescale.
+      std::vector<std::string> diffs;
+      if (!deployment_fit && co.tensor_parallel_size != tp) {
+        diffs.push_back("tensor-parallel degree " + std::to_string(tp) + " instead of " +
+                        std::to_string(co.tensor_parallel_size));
+      }
+      if (!deployment_fit && !is_sixteen_bit(sc.model))
+        diffs.push_back(std::string("weights ") + models::dtype_name(sc.model.dtype) + " / KV " +
+                        models::dtype_name(sc.model.kv_dtype) + " instead of BF16");
       if (diffs.empty()) {
         inner = std::make_unique<models::FittedModel>(co, sc.model, params, layout);
       } else {
-        if (other_gpu && co.gpu_figures.size() != models::kGpuFigureFields) {
-          throw scenario_error(
-              sc, "compute.profile.fitted_path",
-              fitted->path + " was measured on " + co.gpu +
-                  " and does not record that GPU's figures, so it cannot be rescaled to " +
-                  (gpu.cuda_name.empty() ? gpu.name : gpu.cuda_name) +
-                  ": fit it again with kvsim calibrate --profile (docs/calibration.md)");
-        }
-        models::ModelSpec as_profiled = other_model ? models::model_of_shape(co) : sc.model;
+        models::ModelSpec as_profiled = sc.model;
         as_profiled.dtype = models::DType::kBf16;
         as_profiled.kv_dtype = models::DType::kBf16;
         if (as_profiled.is_moe() && co.moe_layer_us.empty()) {
@@ -278,12 +264,7 @@ ComputeChoice make_compute_model(const Scenario& sc) {
               sc, "compute.profile.fitted_path",
               fitted->path + " has no MoE block for the mixture-of-experts model " + sc.model.name);
         }
-        models::DeviceFigures profiled_gpu = device_figures(gpu, as_profiled);
-        if (other_gpu) {
-          profiled_gpu.memory_bandwidth = BytesPerSec{co.gpu_figures[0]};
-          profiled_gpu.tensor_flops = FlopsPerSec{co.gpu_figures[1]};
-          profiled_gpu.bf16_flops = FlopsPerSec{co.gpu_figures[1]};
-        }
+        const models::DeviceFigures profiled_gpu = device_figures(gpu, as_profiled);
         const models::MoeLayout profiled_layout{};
         inner = std::make_unique<models::FittedModel>(co, as_profiled, params, profiled_layout);
         profiled = std::make_unique<models::RooflineModel>(

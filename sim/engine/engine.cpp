@@ -388,13 +388,11 @@ Engine::Plan Engine::reuse_finished_plan(SimTime now) {
 
 void Engine::time_plan(Plan& plan) {
   plan.stats.breakdown = compute_.step_time(batch_);
-  const double overhead = plan.stats.breakdown.overhead_s;
-  const double gpu = plan.stats.breakdown.total_s() - overhead;
   // With async scheduling the host prepares step N+1 while step N runs, so host time overlaps
   // GPU time instead of adding to it (vLLM AsyncScheduler) -- except for a step scheduled while
   // nothing runs (the first after idle): the GPU waits for its host work.
   const bool overlapped = config_.async_scheduling && !plans_.empty();
-  const double seconds = overlapped ? std::max(gpu, overhead) : gpu + overhead;
+  const double seconds = plan.stats.breakdown.step_s(overlapped);
   plan.stats.duration = std::max<SimTime>(from_seconds(seconds), 1);
   ++counters_.steps;
 }
