@@ -49,6 +49,7 @@ CollectiveLink collective_link(const GpuSpec& gpu, int ranks, BytesPerSec host_d
   link.custom_all_reduce =
       supported_size && (gpu.p2p || gpu.nvlink.value > 0) && (ranks == 2 || gpu.nvlink.value > 0);
   link.custom_latency_s = latency.custom_s;
+  link.measured = gpu.nccl_pair;
   if (ranks > 1 && !(link.rate_bytes_per_s > 0)) {
     throw InputError(Diagnostic{"", 0, 0, "gpu.host_link.bidirectional_each",
                                 "tensor parallelism needs a positive GPU-to-GPU rate (" +
@@ -57,8 +58,25 @@ CollectiveLink collective_link(const GpuSpec& gpu, int ranks, BytesPerSec host_d
   return link;
 }
 
-double ring_all_reduce_s(double bytes, const CollectiveLink& link) {
+double interpolate_measured_s(const std::vector<double>& sizes, const std::vector<double>& us,
+                              double bytes) {
+  KVSIM_ASSERT(!sizes.empty() && sizes.size() == us.size(), "a measured sweep's sizes and times");
+  const std::size_t n = sizes.size();
+  if (n == 1 || bytes <= sizes.front()) return us.front() * 1e-6;
+  std::size_t hi = 1;
+  while (hi + 1 < n && bytes > sizes[hi]) ++hi;
+  const double x0 = sizes[hi - 1];
+  const double x1 = sizes[hi];
+  const double slope = (us[hi] - us[hi - 1]) / (x1 - x0);
+  // Beyond the largest size the last segment's slope continues; never below that size's time.
+  const double t = us[hi - 1] + slope * (bytes - x0);
+  return std::max(t, bytes > x1 ? us[hi] : 0.0) * 1e-6;
+}
+
+double nccl_all_reduce_s(double bytes, const CollectiveLink& link) {
   if (link.ranks <= 1 || bytes <= 0) return 0;
+  if (link.uses_measured())
+    return interpolate_measured_s(link.measured.bytes, link.measured.all_reduce_us, bytes);
   const double k = link.ranks;
   const double steps = 2.0 * (k - 1);
   return link.call_latency_s + steps * (link.hop_latency_s + bytes / (k * link.rate_bytes_per_s));
@@ -67,17 +85,34 @@ double ring_all_reduce_s(double bytes, const CollectiveLink& link) {
 double vllm_all_reduce_s(double bytes, const CollectiveLink& link) {
   if (link.ranks <= 1 || bytes <= 0) return 0;
   constexpr double kCustomMaxBytes = 8.0 * 1024 * 1024;  // custom_all_reduce.py max_size
-  if (!link.custom_all_reduce || bytes >= kCustomMaxBytes) return ring_all_reduce_s(bytes, link);
+  if (!link.custom_all_reduce || bytes >= kCustomMaxBytes) return nccl_all_reduce_s(bytes, link);
   const double k = link.ranks;
   const double one_shot_limit = k <= 2 ? kCustomMaxBytes : (k <= 4 ? 512.0 * 1024 : 256.0 * 1024);
   const double moved = bytes < one_shot_limit ? (k - 1) * bytes : 2.0 * (k - 1) / k * bytes;
   return link.custom_latency_s + moved / link.rate_bytes_per_s;
 }
 
-double ring_all_gather_s(double bytes, const CollectiveLink& link) {
-  if (link.ranks <= 1 || bytes <= 0) return 0;
+namespace {
+
+double ring_all_gather_formula_s(double bytes, const CollectiveLink& link) {
   const double k = link.ranks;
   return link.call_latency_s + (k - 1) * (link.hop_latency_s + bytes / (k * link.rate_bytes_per_s));
+}
+
+}  // namespace
+
+double nccl_all_gather_s(double bytes, const CollectiveLink& link) {
+  if (link.ranks <= 1 || bytes <= 0) return 0;
+  if (link.uses_measured())
+    return interpolate_measured_s(link.measured.bytes, link.measured.all_gather_us, bytes / 2);
+  return ring_all_gather_formula_s(bytes, link);
+}
+
+double nccl_reduce_scatter_s(double bytes, const CollectiveLink& link) {
+  if (link.ranks <= 1 || bytes <= 0) return 0;
+  if (link.uses_measured())
+    return interpolate_measured_s(link.measured.bytes, link.measured.reduce_scatter_us, bytes / 2);
+  return ring_all_gather_formula_s(bytes, link);
 }
 
 }  // namespace kvsim::hw

@@ -36,6 +36,17 @@
 //   two-shot (larger messages): custom_latency + 2 (k - 1) / k x S / B
 // custom_latency 8 us: measured 7.5-9.2 us for 256 B - 8 KB on two RTX PRO 6000 over PCIe
 // against ~24 us for NCCL (docs/sources.md A10).
+//
+// Measured NCCL (GpuSpec::nccl_pair): where the catalog holds NCCL collectives measured between
+// two GPUs of the kind, a group of two uses them instead of the ring formulas: the time of one
+// call is interpolated linearly in the message size between measured sizes, held at the smallest
+// size's time below it (the latency floor) and extended with the last segment's slope above the
+// largest. The ring model over the link's nominal rate is 30-45 % fast against such a
+// measurement on two RTX PRO 6000 (an 8 MiB all-gather per GPU: 179 us against 277 us
+// measured), because NCCL's PCIe peer-to-peer path moves ~31-37 GB/s per direction, not the
+// ~51 GB/s of the copy engines (docs/sources.md A10).
+#include <vector>
+
 #include "hw/gpu_spec.hpp"
 #include "sim/core/units.hpp"
 
@@ -62,6 +73,8 @@ struct CollectiveLink {
   double call_latency_s = 0;    // per call
   bool custom_all_reduce = false;  // vLLM's custom all-reduce applies (below 8 MiB)
   double custom_latency_s = 0;
+  PairCollectives measured;  // NCCL measured between two GPUs (used when ranks is 2)
+  bool uses_measured() const { return ranks == 2 && !measured.empty(); }
 };
 
 // The ring over `ranks` GPUs of one kind in one server. host_dram_bandwidth 0: not a bottleneck.
@@ -70,14 +83,21 @@ CollectiveLink collective_link(const GpuSpec& gpu, int ranks,
                                BytesPerSec host_dram_bandwidth = BytesPerSec{0},
                                const CollectiveLatency& latency = {});
 
-// Seconds of one ring all-reduce of `bytes` (each GPU's full message); 0 when ranks is 1 or
-// bytes is 0.
-double ring_all_reduce_s(double bytes, const CollectiveLink& link);
+// Seconds of one NCCL all-reduce of `bytes` (each GPU's full message): measured where the link
+// has a measurement, else the ring formula; 0 when ranks is 1 or bytes is 0.
+double nccl_all_reduce_s(double bytes, const CollectiveLink& link);
 
-// Seconds of one ring all-gather whose gathered result is `bytes` (each GPU contributes
-// bytes / k); 0 when ranks is 1 or bytes is 0. A ring reduce-scatter of `bytes` (each GPU ends
-// with bytes / k) takes the same.
-double ring_all_gather_s(double bytes, const CollectiveLink& link);
+// Seconds of one NCCL all-gather whose gathered result is `bytes` (each GPU contributes
+// bytes / k); 0 when ranks is 1 or bytes is 0.
+double nccl_all_gather_s(double bytes, const CollectiveLink& link);
+
+// Seconds of one NCCL reduce-scatter of `bytes` (each GPU's input; each ends with bytes / k): the
+// ring takes as long as the all-gather of the same size; a measurement has its own figures.
+double nccl_reduce_scatter_s(double bytes, const CollectiveLink& link);
+
+// Seconds at `bytes` of a measured sweep (`us` at the increasing `sizes`; see the header).
+double interpolate_measured_s(const std::vector<double>& sizes, const std::vector<double>& us,
+                              double bytes);
 
 // Seconds of the all-reduce vLLM picks for `bytes` (custom kernel or NCCL's ring; header).
 double vllm_all_reduce_s(double bytes, const CollectiveLink& link);

@@ -14,6 +14,20 @@ namespace kvsim::hw {
 
 enum class PcieGen { kGen3 = 3, kGen4 = 4, kGen5 = 5 };
 
+// NCCL collectives measured between two GPUs of this kind in one server (vLLM's
+// PyNcclCommunicator, BF16, replayed in CUDA graphs): the time of one call at each message size.
+// Sizes follow nccl-tests: all_reduce its input, all_gather each GPU's input (the gathered result
+// is twice that), reduce_scatter each GPU's output (the input is twice that). Empty: not measured
+// (hw/collective.hpp then uses its ring model).
+struct PairCollectives {
+  std::vector<double> bytes;          // increasing
+  std::vector<double> all_reduce_us;  // one per size
+  std::vector<double> all_gather_us;
+  std::vector<double> reduce_scatter_us;
+  std::string source;
+  bool empty() const { return bytes.empty(); }
+};
+
 // The GPU's host link: measured practical rates per direction and when both are busy.
 struct HostLinkSpec {
   PcieGen gen = PcieGen::kGen4;
@@ -26,6 +40,12 @@ struct HostLinkSpec {
 struct GpuSpec {
   std::string name;                 // catalog name, e.g. rtx4090
   Bytes memory{0};                  // total device memory as CUDA reports it
+  // The most CUDA reports for this card on other hosts (the total varies with the driver, a
+  // display, WSL); at most the board's memory as nvidia-smi shows it. 0, or not above memory
+  // (a memory given beside a preset): none. A deployment
+  // that vLLM refuses at `memory` but starts at this is sized with a note, not refused
+  // (sim/scenario/deployment.cpp).
+  Bytes memory_max{0};
   BytesPerSec memory_bandwidth{0};  // peak
   FlopsPerSec bf16_dense{0};        // dense BF16 tensor FLOP/s with PyTorch's accumulate mode
   FlopsPerSec fp8_dense{0};         // 0 when the GPU has no FP8 tensor cores
@@ -39,6 +59,8 @@ struct GpuSpec {
   // The device name CUDA and nvidia-smi report ("NVIDIA GeForce RTX 4090"): a measured kernel
   // profile names its GPU so, and compute.kind auto matches it to this. Empty: not stated.
   std::string cuda_name;
+  // NCCL between two such GPUs, measured (empty: the ring model of hw/collective.hpp).
+  PairCollectives nccl_pair;
   std::string source;               // citations for the figures (catalog text)
 };
 

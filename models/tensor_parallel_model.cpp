@@ -68,6 +68,9 @@ StepBreakdown TensorParallelModel::step_time(const BatchShape& batch) const {
     out.attention_s *= ratio(t.attention_s, p.attention_s);
     out.moe_s *= ratio(t.moe_s, p.moe_s);
     out.lm_head_s *= ratio(t.lm_head_s, p.lm_head_s);
+    // Another model's fit: its launch counts follow the layers (the same degree or dtype: 1).
+    out.forward_kernels *= ratio(t.forward_kernels, p.forward_kernels);
+    out.attention_kernels *= ratio(t.attention_kernels, p.attention_kernels);
     out.flops = t.flops;
     out.bytes = t.bytes;
   }

@@ -8,6 +8,7 @@ Usage: validation/accuracy.py KVSIM_BINARY [--check]
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -88,6 +89,88 @@ def step_times(kvsim):
         out.append((f"{gpu_name}, {model_name}, TP {tp}" + (f", DP {dp} + EP" if dp > 1 else ""), kind,
                     info["step_times"]))
     return out
+
+
+SPLIT_SETUPS = [
+    ("Llama-3.1-8B", "llama-3.1-8b", "rtxpro6000-llama-3.1-8b-vllm0.19"),
+    ("Qwen3-32B", "qwen3-32b", "rtxpro6000-qwen3-32b-vllm0.19"),
+]
+KERNEL_PARTS = ("dense", "attention", "lm_head+sampler")
+
+
+def kernel_parts(line):
+    """The kernel components (ms) of one check-scenario step-time line."""
+    out = {}
+    for part in KERNEL_PARTS:
+        m = re.search(re.escape(part) + r" ([0-9.]+)", line)
+        out[part] = float(m.group(1))
+    return out
+
+
+def tp_split(kvsim):
+    """The TP-1 fit split to TP 2 by the model's shape (the roofline's ratio per kernel component)
+    against the fit of the same bundle's TP-2 tables, for the two step shapes of check-scenario."""
+    example = os.path.join(ROOT, "scenarios", "examples", "rtx4090-llama3.1-8b-multiturn.yaml")
+    rows = []
+    for model_name, model, bundle in SPLIT_SETUPS:
+        steps = {}
+        for fit in ("tp1", "tp2"):
+            sets = ["hardware.servers.0.gpu={preset: rtx-pro-6000-server}", f"model={{preset: {model}}}",
+                    "hardware.servers.0.gpus_per_server=2", "engine.tensor_parallel_size=2",
+                    f"compute={{kind: fitted, profile: {{fitted_path: {os.path.join(PROFILES, bundle + '-' + fit + '.yaml')}}}}}"]
+            cmd = [kvsim, "check-scenario", example, "--format", "json"]
+            for kv in sets:
+                cmd += ["--set", kv]
+            info = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+            steps[fit] = [kernel_parts(line) for line in info["step_times"]]
+        for shape, split, measured in zip(("128-sequence decode", "2,048-token prefill"), steps["tp1"], steps["tp2"]):
+            cells = [f"{split[p]:.2f} / {measured[p]:.2f} ({err(split[p], measured[p])})" for p in KERNEL_PARTS]
+            total_split = sum(split.values())
+            total_measured = sum(measured.values())
+            rows.append((model_name, shape, *cells,
+                         f"{total_split:.2f} / {total_measured:.2f} ({err(total_split, total_measured)})"))
+    return rows
+
+
+def kernel_ms(line):
+    return float(re.search(r"= kernels ([0-9.]+)", line).group(1))
+
+
+def cross_model(kvsim):
+    """Leave-one-model-out on the RTX PRO 6000: compute.kind auto with only the other dense
+    model's fit shipped (a catalog copy whose profiles folder holds that one file) against the
+    model's own fit, in kernel time."""
+    example = os.path.join(ROOT, "scenarios", "examples", "rtx4090-llama3.1-8b-multiturn.yaml")
+    models = [("Llama-3.1-8B", "llama-3.1-8b", "rtxpro6000-llama-3.1-8b-vllm0.19"),
+              ("Qwen3-32B", "qwen3-32b", "rtxpro6000-qwen3-32b-vllm0.19")]
+    rows = []
+
+    def steps(model, tp, env=None):
+        sets = ["hardware.servers.0.gpu={preset: rtx-pro-6000-server}", f"model={{preset: {model}}}",
+                f"hardware.servers.0.gpus_per_server={tp}", f"engine.tensor_parallel_size={tp}"]
+        cmd = [kvsim, "check-scenario", example, "--format", "json"]
+        for kv in sets:
+            cmd += ["--set", kv]
+        info = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout)
+        return info["compute_model"], [kernel_ms(line) for line in info["step_times"]]
+
+    with tempfile.TemporaryDirectory() as tmp:
+        catalog = os.path.join(tmp, "catalog")
+        shutil.copytree(os.path.join(ROOT, "scenarios", "catalog"), catalog)
+        profiles = os.path.join(tmp, "profiles")
+        for tp in (1, 2):
+            for (src_name, _, src), (dst_name, dst, _) in ((models[0], models[1]), (models[1], models[0])):
+                if os.path.exists(profiles):
+                    shutil.rmtree(profiles)
+                os.makedirs(profiles)
+                shutil.copy(os.path.join(PROFILES, f"{src}-tp{tp}.yaml"), profiles)
+                env = dict(os.environ, KVSIM_CATALOG_DIR=catalog)
+                how, split = steps(dst, tp, env)
+                assert src_name in how or "rescaled" in how, how
+                _, own = steps(dst, tp)
+                for shape, a, b in zip(("128-sequence decode", "2,048-token prefill"), split, own):
+                    rows.append((f"{src_name} -> {dst_name}", f"TP {tp}", shape, f"{a:.2f}", f"{b:.2f}", err(a, b)))
+    return rows
 
 
 def run(kvsim, scenario, sets=(), requests=False):
@@ -322,6 +405,44 @@ def main():
         ""]
     for setup, kind, times in step_times(kvsim):
         lines += [f"- {setup} ({kind}):"] + [f"  - {t}" for t in times]
+    lines += [
+        "",
+        "### Tensor parallelism composing: TP-1 tables split against TP-2 tables",
+        "",
+        "Each RTX PRO 6000 bundle measured its kernels at TP 1 and at TP 2 (no collective in either",
+        "table). Kernel milliseconds per GPU at TP 2: the TP-1 fit split by the model's shape (each",
+        "kernel component times the roofline's ratio of TP 2 to TP 1: 1/2 of the FLOPs and weight",
+        "bytes, the KV heads halved) / the TP-2 fit, and the split's error. The collectives come on",
+        "top of either (docs/models.md \"Measured NCCL between two GPUs\").",
+        "",
+        "| model | step | dense, ms | attention, ms | lm_head + sampler, ms | kernels, ms |",
+        "|---|---|---|---|---|---|",
+    ]
+    split_rows = tp_split(kvsim)
+    lines += ["| " + " | ".join(row) + " |" for row in split_rows]
+    totals = [float(re.search(r"\(([-+0-9.]+) %\)", row[-1]).group(1)) for row in split_rows]
+    lines += [
+        "",
+        f"Split, the kernels of a step come out {min(totals):+.1f} % to {max(totals):+.1f} % against the",
+        "TP-2 tables: half-width GEMMs and half the KV heads per GPU run further below their peak",
+        "than the roofline's ratio assumes. Where a bundle has TP-2 tables, compute.kind auto uses",
+        "their fit; a split is used only for a degree without tables (with a note).",
+    ]
+    loo_rows = cross_model(kvsim)
+    lines += [
+        "",
+        "### Models without a fit of their own: leave-one-model-out",
+        "",
+        "A dense model without a fit on a GPU that has fits of other models runs on the nearest",
+        "model's fit, each kernel component rescaled by the roofline's ratio of the two models on",
+        "that GPU (sim/cluster/compute_factory.hpp; Qwen3-8B on the RTX 4090 takes the Llama-3.1-8B",
+        "fit). Leaving each dense model of the RTX PRO 6000 out (`compute.kind auto` with only the",
+        "other model's fit shipped), kernel milliseconds per GPU, rescaled / its own fit:",
+        "",
+        "| fit -> model | degree | step | rescaled, ms | own fit, ms | error |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += ["| " + " | ".join(row) + " |" for row in loo_rows]
     # The validation harness (kvsim replay / probe / validate): a hand-written guide and the
     # latest CPU end-to-end results (validation/e2e_cpu.sh with KVSIM_E2E_UPDATE_DOCS=1).
     for part in ("harness.md", "replay-results.md"):

@@ -192,7 +192,8 @@ def check_scenario(scenario, set=None, catalog_dir=None):
     Returns a dict: ``name``; ``gpu_kv_cache_tokens`` (KV cache tokens per engine, as vLLM logs
     "GPU KV cache size"); ``num_engines``; ``compute_model`` (the step-time model and why);
     ``notes`` (list of str); ``memory_breakdown`` (list of str: how the KV cache size was
-    derived, term by term). Raises InputError for a scenario that does not load or cannot run
+    derived, term by term); ``step_times`` (list of str: where the time of a 128-sequence decode
+    and a 2,048-token prefill goes: kernels, collectives, overheads). Raises InputError for a scenario that does not load or cannot run
     (e.g. max_model_len does not fit in the KV cache).
     """
     return _kvsim.check_scenario(_source(scenario), _sets(set), _path(catalog_dir, "catalog_dir"))

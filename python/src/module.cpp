@@ -175,6 +175,7 @@ struct CheckOutput {
   std::string compute_model;
   std::vector<std::string> notes;
   std::vector<std::string> memory_breakdown;
+  std::vector<std::string> step_times;
 };
 
 // kvsim check-scenario (sim/cli/cmd_run.cpp cmd_check): load, build (which checks the KV fit).
@@ -182,7 +183,8 @@ CheckOutput check_scenario(const Source& src, const std::vector<std::string>& se
   const auto sc = load(src, load_options(sets, catalog_dir));
   const cluster::Simulation sim(sc);
   const auto& info = sim.info();
-  return {sc.name, info.gpu_kv_cache_tokens, info.num_engines, info.compute_model, info.notes, info.memory_breakdown};
+  return {sc.name,          info.gpu_kv_cache_tokens,  info.num_engines, info.compute_model,
+          info.notes,       info.memory_breakdown,     info.step_times};
 }
 
 // ---- cache-curve --------------------------------------------------------------------------
@@ -462,6 +464,7 @@ PYBIND11_MODULE(_kvsim, m) {
         d["compute_model"] = c.compute_model;
         d["notes"] = c.notes;
         d["memory_breakdown"] = c.memory_breakdown;
+        d["step_times"] = c.step_times;
         return d;
       },
       py::arg("source"), py::arg("sets"), py::arg("catalog_dir"), "Checks a scenario as `kvsim check-scenario`.");

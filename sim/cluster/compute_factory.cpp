@@ -83,7 +83,84 @@ std::string mismatch(const models::FittedCoefficients& c, const Scenario& sc) {
   return "";
 }
 
+// How far apart two dense models' shapes are, for choosing the nearest measured model:
+// the log ratios of hidden and intermediate size, and 1 for another head size.
+double shape_distance(const models::ModelSpec& a, const models::ModelSpec& b) {
+  const auto lr = [](double x, double y) { return std::abs(std::log(x / y)); };
+  return lr(a.hidden_size, b.hidden_size) + lr(a.intermediate_size, b.intermediate_size) +
+         (a.head_dim == b.head_dim ? 0.0 : 1.0);
+}
+
+// A dense BF16 fit with a recorded model shape and GPU: usable as the source of a rescale to
+// another dense model of the same GPU.
+bool dense_source(const models::FittedCoefficients& c) {
+  return c.model_shape.size() == models::kModelShapeFields && c.model_shape[7] == 0 &&
+         c.moe_layer_us.empty() && !c.gpu.empty();
+}
+
+// `from`'s fit rescaled to `to`'s model by the roofline's ratio per kernel component, on `gpu`
+// at `to`'s degree (what compute.kind auto builds for a model without a fit of its own).
+std::unique_ptr<models::ComputeModel> rescaled_fit(const models::FittedCoefficients& from,
+                                                   const models::ModelSpec& to, int tp,
+                                                   const hw::GpuSpec& gpu,
+                                                   const models::RooflineParams& rp,
+                                                   const models::ProfileParams& params) {
+  const models::ModelSpec source = models::model_of_shape(from);
+  auto inner = std::make_unique<models::FittedModel>(from, source, params);
+  auto profiled = std::make_unique<models::RooflineModel>(
+      source, device_figures(gpu, source), rp, from.tensor_parallel_size, models::MoeLayout{});
+  auto target = std::make_unique<models::RooflineModel>(to, device_figures(gpu, to), rp, tp,
+                                                        models::MoeLayout{});
+  return std::make_unique<models::TensorParallelModel>(std::move(inner), to, tp, nullptr, nullptr,
+                                                       std::move(profiled), std::move(target));
+}
+
 }  // namespace
+
+CrossModelError cross_model_error(const std::string& profiles_dir, const std::string& cuda_name,
+                                  const models::RooflineParams& rp) {
+  std::vector<std::string> ignored;
+  const std::vector<Shipped> all = shipped_profiles(profiles_dir, ignored);
+  models::BatchShape decode;
+  decode.decode_contexts.assign(128, 1024);
+  models::BatchShape prefill;
+  prefill.prefills.push_back({2048, 0});
+  std::vector<double> errors;
+  CrossModelError out;
+  for (const auto& a : all) {
+    for (const auto& b : all) {
+      const auto& ca = a.coefficients;
+      const auto& cb = b.coefficients;
+      if (&a == &b || !dense_source(ca) || !dense_source(cb) || ca.gpu != cb.gpu ||
+          ca.tensor_parallel_size != cb.tensor_parallel_size || ca.model_shape == cb.model_shape ||
+          (!cuda_name.empty() && ca.gpu != cuda_name) ||
+          ca.gpu_figures.size() != models::kGpuFigureFields) {
+        continue;
+      }
+      // The profiled GPU as the fit records it (the roofline's ratio needs its rates only).
+      hw::GpuSpec gpu;
+      gpu.cuda_name = ca.gpu;
+      gpu.memory_bandwidth = BytesPerSec{ca.gpu_figures[0]};
+      gpu.bf16_dense = FlopsPerSec{ca.gpu_figures[1]};
+      gpu.fp8_dense = FlopsPerSec{ca.gpu_figures[2]};
+      const models::ModelSpec target = models::model_of_shape(cb);
+      const auto split = rescaled_fit(ca, target, cb.tensor_parallel_size, gpu, rp, {});
+      const models::FittedModel own(cb, target);
+      for (const auto* batch : {&decode, &prefill}) {
+        const double s = split->step_time(*batch).kernels_s();
+        const double m = own.step_time(*batch).kernels_s();
+        errors.push_back(std::abs(s - m) / m);
+      }
+      ++out.pairs;
+    }
+  }
+  if (errors.empty()) return out;
+  std::sort(errors.begin(), errors.end());
+  const std::size_t n = errors.size();
+  out.median_abs = n % 2 == 1 ? errors[n / 2] : 0.5 * (errors[n / 2 - 1] + errors[n / 2]);
+  out.max_abs = errors.back();
+  return out;
+}
 
 std::string scenario_dir(const Scenario& sc) {
   const std::string dir =
@@ -156,6 +233,7 @@ ComputeChoice make_compute_model(const Scenario& sc) {
 
   ComputeChoice out;
   std::optional<Shipped> fitted;
+  bool cross_model = false;  // auto chose another model's fit on this GPU
   out.kind = c.kind;
   switch (c.kind) {
     case models::ComputeKind::kAuto: {
@@ -187,6 +265,28 @@ ComputeChoice make_compute_model(const Scenario& sc) {
               fitted = std::move(s);
               break;
             }
+          }
+        }
+        // A dense model without a fit of its own on a GPU that has fits of other dense models:
+        // the nearest model's fit (same degree first), rescaled to this model's shape by the
+        // roofline's ratio per kernel component, keeps the GPU's measured kernel efficiencies.
+        if (!fitted && !sc.model.is_moe() && !gpu.cuda_name.empty()) {
+          const Shipped* best = nullptr;
+          double best_score = 0;
+          for (const auto& s : all) {
+            const auto& co = s.coefficients;
+            if (!dense_source(co) || co.gpu != gpu.cuda_name || !same_gpu_figures(co, gpu))
+              continue;
+            const double score = shape_distance(models::model_of_shape(co), sc.model) +
+                                 (co.tensor_parallel_size == tp ? 0.0 : 10.0);
+            if (best == nullptr || score < best_score) {
+              best = &s;
+              best_score = score;
+            }
+          }
+          if (best != nullptr) {
+            fitted = *best;
+            cross_model = true;
           }
         }
         if (!fitted) {
@@ -231,6 +331,33 @@ ComputeChoice make_compute_model(const Scenario& sc) {
       const bool other_gpu =
           !deployment_fit && (gpu.cuda_name != co.gpu || !same_gpu_figures(co, gpu));
       const bool other_model = !deployment_fit && !models::shape_matches(co, sc.model, nullptr);
+      if (cross_model) {
+        inner = rescaled_fit(co, sc.model, tp, gpu, c.roofline, params);
+        CrossModelError loo = cross_model_error(sc.profiles_dir, gpu.cuda_name, c.roofline);
+        const bool this_gpu = loo.pairs > 0;
+        if (!this_gpu) loo = cross_model_error(sc.profiles_dir, "", c.roofline);
+        char buf[320];
+        if (loo.pairs > 0) {
+          std::snprintf(buf, sizeof buf,
+                        "; leave-one-model-out over %s%d pairs of shipped fits: median |error| "
+                        "%.1f %%, max %.1f %% in "
+                        "the kernel time of a 128-sequence decode and a 2,048-token prefill",
+                        this_gpu ? "this GPU's " : "another GPU's (none fitted on this one) ",
+                        loo.pairs, 100.0 * loo.median_abs, 100.0 * loo.max_abs);
+        } else {
+          std::snprintf(buf, sizeof buf,
+                        "; no two models are fitted on one GPU to measure the rescale's error");
+        }
+        out.notes.push_back(
+            "compute.kind auto: no shipped fit of " + sc.model.name + " on " + gpu.cuda_name +
+            "; using " + fitted->path + " (" + co.model + ", tensor-parallel degree " +
+            std::to_string(co.tensor_parallel_size) +
+            ") rescaled to this model by the roofline's ratio per kernel component" + buf);
+        rescale_note = "another model's fit (" + co.model + ")";
+        profiled.reset();
+        target.reset();
+        break;
+      }
       if (other_gpu || other_model) {
         // A fit carries its GPU's and model's kernels; the roofline's ratio to another GPU or
         // model misses by a median 9-15 % leaving one GPU out (docs/validation.md), more for
@@ -326,14 +453,16 @@ ComputeChoice make_compute_model(const Scenario& sc) {
     if (tp > 1) {
       const hw::CollectiveLink link = hw::collective_link(gpu, tp, server.host.dram_bandwidth);
       all_reduce = [link](double bytes) { return hw::vllm_all_reduce_s(bytes, link); };
-      all_gather = [link](double bytes) { return hw::ring_all_gather_s(bytes, link); };
+      all_gather = [link](double bytes) { return hw::nccl_all_gather_s(bytes, link); };
     }
     models::ExpertCollectives experts;
     if (moe_dp) {
       const hw::CollectiveLink link = hw::collective_link(gpu, dp, server.host.dram_bandwidth);
       experts.data_parallel_size = dp;
-      experts.all_gather = [link](double bytes) { return hw::ring_all_gather_s(bytes, link); };
-      experts.reduce_scatter = [link](double bytes) { return hw::ring_all_gather_s(bytes, link); };
+      experts.all_gather = [link](double bytes) { return hw::nccl_all_gather_s(bytes, link); };
+      experts.reduce_scatter = [link](double bytes) {
+        return hw::nccl_reduce_scatter_s(bytes, link);
+      };
     }
     kernels = std::make_unique<models::TensorParallelModel>(
         std::move(inner), sc.model, tp, std::move(all_reduce), std::move(all_gather),

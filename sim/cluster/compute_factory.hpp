@@ -12,6 +12,14 @@
 // note says so; a profile that records too little to rescale is refused. A profile fitted to a
 // live deployment's measurements (kvsim calibrate --measured: no GPU figures, no model shape)
 // describes that deployment and is used as it is.
+//
+// A dense BF16 model without a fit of its own on a GPU that has fits of other dense models
+// (Qwen3-8B on the RTX 4090, whose shipped fit is Llama-3.1-8B's): auto takes the nearest
+// model's fit (same degree first, then the closest hidden and intermediate sizes and head size)
+// and rescales each kernel component to this model by the roofline's ratio of the two models on
+// this GPU, so the GPU's measured efficiencies carry over; its note prints the rescale's
+// leave-one-model-out error over the GPU's shipped fits (cross_model_error), or says none can be
+// measured. A pinned fit of another model is still refused.
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +41,18 @@ struct ComputeChoice {
 
 // Throws InputError (with the scenario's file) for a file that cannot be read or used.
 ComputeChoice make_compute_model(const scenario::Scenario& sc);
+
+// Leave-one-model-out: every dense fit in `profiles_dir` measured on the GPU of CUDA name
+// `cuda_name` (empty: on any GPU) rescaled to each other dense model fitted on the same GPU at the
+// same degree, against that model's own fit, in kernel time of a 128-sequence decode at 1,024
+// tokens and a 2,048-token prefill. Fractions; pairs 0 when no GPU has two dense models.
+struct CrossModelError {
+  int pairs = 0;
+  double median_abs = 0;
+  double max_abs = 0;
+};
+CrossModelError cross_model_error(const std::string& profiles_dir, const std::string& cuda_name,
+                                  const models::RooflineParams& rp);
 
 // How the scenario's engine launches its kernels: CUDA graph mode from enforce_eager and
 // vllm_version, capture sizes from max_num_seqs, async scheduling (models/step_overheads.hpp).

@@ -197,6 +197,12 @@ OffloadCluster build_offload(const Scenario& sc,
       p.read_resources = dev.read;
       p.write_resources = dev.write;
       p.host_memory = ko.tiers[t].kind == engine::KvTierKind::kHostDram;
+      if (ko.connector == engine::KvConnector::kLmcache) {
+        const hw::HostLinkSpec& link = servers[s].spec->gpu.host_link;
+        // The replica's tp links act as one of tp times the rates (above).
+        p.read_rate_cap = BytesPerSec{kLmcacheCopyEfficiency * link.h2d.value * tp};
+        p.write_rate_cap = BytesPerSec{kLmcacheCopyEfficiency * link.d2h.value * tp};
+      }
       if (dram_res[s] >= 0) {  // every tier's data passes through host memory on a GeForce GPU
         p.read_resources.push_back(dram_res[s]);
         p.write_resources.push_back(dram_res[s]);

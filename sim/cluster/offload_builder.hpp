@@ -22,6 +22,15 @@
 
 namespace kvsim::cluster {
 
+// LMCache moves KV between vLLM's paged GPU cache and pinned host memory with one gather/scatter
+// kernel per 256-token chunk (lmcache/v1/gpu_connector.py, multi_layer_kv_transfer: the SMs read
+// or write host memory over PCIe) instead of the copy engines: its transfers run at this fraction
+// of the GPU link's copy-engine rate. 0.88: LMCache's L1 load through that path on an NVIDIA L20
+// (PCIe 4.0) against the raw copy, 22.1 of 25.07 GB/s (LMCache issue 4626). Consistent with
+// 41-44 GB/s retrieve and store logged on a PCIe 5.0 host (LMCache PR 1740) and with SM copies
+// trailing copy-engine copies (NVIDIA/nvbandwidth issue 24).
+inline constexpr double kLmcacheCopyEfficiency = 0.88;
+
 struct OffloadCluster {
   std::unique_ptr<hw::Topology> topology;
   std::unique_ptr<hw::FlowNetwork> network;

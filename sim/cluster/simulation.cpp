@@ -1,6 +1,7 @@
 #include "sim/cluster/simulation.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 #include <string_view>
 #include <unordered_map>
@@ -29,7 +30,7 @@ using scenario::Scenario;
 
 namespace {
 
-enum class EventKind : std::uint8_t { kWake, kKick, kStepEnd, kComplete, kNetwork };
+enum class EventKind : std::uint8_t { kWake, kKick, kStepEnd, kComplete, kNetwork, kGroupStepEnd };
 
 struct Event {
   EventKind kind;
@@ -157,8 +158,33 @@ struct Simulation::Impl : workload::WorkloadContext {
   }
   std::vector<SimTime> pending_compute;  // per engine: compute time of a step waiting for transfers
   void handle_step_end(int e);
-  // Counts the step that ended last on engine `e` and hands it to on_step.
-  void record_step(int e);
+  // Hands the first tokens and finished requests of engine `e`'s last step to their clients.
+  void deliver_outputs(int e);
+  // Counts the step that ended last on engine `e` and hands it to on_step; `wall` > 0: the time
+  // the step really took (a lockstep group's), else the engine's own duration.
+  void record_step(int e, SimTime wall = 0);
+
+  // Data-parallel ranks of an MoE model step in lockstep (vLLM V1 DPEngineCoreProc: the MoE
+  // layers' collectives join every rank in every forward pass, and a rank with nothing to run
+  // runs a dummy batch while any rank of its group has work): a group's step starts on all its
+  // ranks at once and ends when the slowest rank's ends. Dense models' ranks step alone.
+  struct LockstepGroup {
+    int first = 0;          // engine index of rank 0
+    int size = 0;           // ranks
+    bool stepping = false;  // a group step is in flight (its kGroupStepEnd queued or due)
+    SimTime start = 0;      // when the step in flight started
+    SimTime end = 0;        // its end, over the ranks whose compute has begun
+    int blocked = 0;        // ranks whose step waits for synchronous connector transfers
+  };
+  std::vector<LockstepGroup> groups;
+  std::vector<int> group_of;  // per engine: its group, or -1
+  SimTime dummy_step = 0;     // the dummy batch an idle rank runs (one decode token)
+  std::vector<std::optional<SimTime>> group_scratch;
+  void try_start_group(int g);
+  // Rank steps of `durations` (nullopt: the rank has nothing and runs the dummy batch) start
+  // now on group g, unless no rank has any.
+  void launch_group(int g);
+  void handle_group_step_end(int g);
   // Takes the usage samples due before `t`, checks for cancellation, and sets the clock to t.
   void advance_to(SimTime t);
   bool stoppable = false;
@@ -197,6 +223,7 @@ Simulation::Impl::Impl(const Scenario& s, std::unique_ptr<workload::Driver> cust
   compute = std::move(choice.model);
   info.compute_model = choice.description;
   info.notes = std::move(choice.notes);
+  info.notes.insert(info.notes.end(), sizing.notes.begin(), sizing.notes.end());
   for (const auto& server : sc.hardware.servers) {
     for (int c = 0; c < server.count; ++c) {
       for (int g = 0; g < server.gpus_per_server / tp; ++g) {
@@ -210,6 +237,25 @@ Simulation::Impl::Impl(const Scenario& s, std::unique_ptr<workload::Driver> cust
   for (std::size_t i = 0; i < engines.size(); ++i)
     engine_index[engines[i].get()] = static_cast<int>(i);
   router = std::make_unique<Router>(sc.routing, dp, engines);
+  if (dp > 1 && sc.model.is_moe()) {
+    // Lockstep groups: each deployment's d consecutive engines (the router's units).
+    group_of.assign(engines.size(), -1);
+    for (int first = 0; first + dp <= static_cast<int>(engines.size()); first += dp) {
+      LockstepGroup grp;
+      grp.first = first;
+      grp.size = dp;
+      for (int r = 0; r < dp; ++r)
+        group_of[static_cast<std::size_t>(first) + static_cast<std::size_t>(r)] =
+            static_cast<int>(groups.size());
+      groups.push_back(grp);
+    }
+    group_scratch.assign(static_cast<std::size_t>(dp), std::nullopt);
+    // execute_dummy_batch: vLLM's _dummy_run of one token, a decode in graph mode.
+    models::BatchShape dummy;
+    dummy.decode_contexts.push_back(1);
+    dummy_step = std::max<SimTime>(
+        from_seconds(compute->step_time(dummy).step_s(sc.engine.async_scheduling)), 1);
+  }
   if (sc.kv_offload.connector != engine::KvConnector::kNone) {
     offload_cluster = build_offload(sc, engines);
     topology = offload_cluster.topology.get();
@@ -298,6 +344,10 @@ std::uint64_t Simulation::Impl::submit(workload::RequestSpec spec) {
 }
 
 void Simulation::Impl::try_start_step(int e) {
+  if (!group_of.empty() && group_of[static_cast<std::size_t>(e)] >= 0) {
+    try_start_group(group_of[static_cast<std::size_t>(e)]);
+    return;
+  }
   auto& eng = *engines[static_cast<std::size_t>(e)];
   if (eng.stepping() || !eng.has_unfinished()) return;
   const auto duration = eng.start(clock);
@@ -321,6 +371,11 @@ void Simulation::Impl::handle_step_end(int e) {
   }
   if (next) step_started(e, *next);
   record_step(e);
+  deliver_outputs(e);
+}
+
+void Simulation::Impl::deliver_outputs(int e) {
+  auto& eng = *engines[static_cast<std::size_t>(e)];
   const SimTime latency = scenario.engine.output_latency;
   for (const auto& ft : eng.take_first_tokens()) {
     auto it = in_flight.find(ft.id);
@@ -335,13 +390,71 @@ void Simulation::Impl::handle_step_end(int e) {
   }
 }
 
-void Simulation::Impl::record_step(int e) {
+void Simulation::Impl::try_start_group(int g) {
+  LockstepGroup& grp = groups[static_cast<std::size_t>(g)];
+  if (grp.stepping) return;  // a rank that got work joins at the group's next step
+  for (int r = 0; r < grp.size; ++r) {
+    auto& eng = *engines[static_cast<std::size_t>(grp.first) + static_cast<std::size_t>(r)];
+    std::optional<SimTime>& d = group_scratch[static_cast<std::size_t>(r)];
+    d.reset();
+    if (!eng.stepping() && eng.has_unfinished()) d = eng.start(clock);
+  }
+  launch_group(g);
+}
+
+void Simulation::Impl::launch_group(int g) {
+  LockstepGroup& grp = groups[static_cast<std::size_t>(g)];
+  bool any = false;
+  for (int r = 0; r < grp.size; ++r)
+    any = any || group_scratch[static_cast<std::size_t>(r)].has_value();
+  if (!any) return;
+  grp.stepping = true;
+  grp.start = clock;
+  grp.end = clock;
+  grp.blocked = 0;
+  for (int r = 0; r < grp.size; ++r) {
+    const int e = grp.first + r;
+    const std::optional<SimTime>& d = group_scratch[static_cast<std::size_t>(r)];
+    if (!d) {
+      grp.end = std::max(grp.end, clock + dummy_step);  // execute_dummy_batch
+    } else if (engines[static_cast<std::size_t>(e)]->blocked()) {
+      pending_compute[static_cast<std::size_t>(e)] = *d;
+      ++grp.blocked;
+    } else {
+      grp.end = std::max(grp.end, clock + *d);
+    }
+  }
+  if (grp.blocked == 0) events.push(grp.end, Event{EventKind::kGroupStepEnd, g});
+}
+
+void Simulation::Impl::handle_group_step_end(int g) {
+  LockstepGroup& grp = groups[static_cast<std::size_t>(g)];
+  KVSIM_ASSERT(grp.stepping && grp.blocked == 0, "a lockstep group's step ended twice");
+  grp.stepping = false;
+  const SimTime wall = clock - grp.start;
+  for (int r = 0; r < grp.size; ++r) {
+    const int e = grp.first + r;
+    auto& eng = *engines[static_cast<std::size_t>(e)];
+    std::optional<SimTime>& d = group_scratch[static_cast<std::size_t>(r)];
+    d.reset();
+    if (eng.stepping()) {
+      d = eng.finish_step(clock);
+      record_step(e, wall);
+      deliver_outputs(e);
+    } else if (eng.has_unfinished()) {
+      d = eng.start(clock);  // arrived during the group's step: joins now
+    }
+  }
+  launch_group(g);
+}
+
+void Simulation::Impl::record_step(int e, SimTime wall) {
   const auto& st = engines[static_cast<std::size_t>(e)]->last_step();
   ++info.engine_steps;
   if (on_step != nullptr && *on_step) {
     io::StepRecord rec;
     rec.time_s = to_seconds(st.start);
-    rec.duration_ms = to_ms(st.duration);
+    rec.duration_ms = to_ms(wall > 0 ? wall : st.duration);
     rec.server = e;
     rec.running = st.running;
     rec.waiting = st.waiting;
@@ -447,8 +560,22 @@ void Simulation::Impl::handle_network() {
     }
     if (woken == nullptr) continue;
     const int e = engine_index.at(woken);
+    const int g = group_of.empty() ? -1 : group_of[static_cast<std::size_t>(e)];
     if (!woken->stepping()) {
       kick(e);
+    } else if (g >= 0 && !woken->blocked() && pending_compute[static_cast<std::size_t>(e)] >= 0) {
+      // A rank of a lockstep group: its compute begins now; the group's step ends with the
+      // last rank's.
+      LockstepGroup& grp = groups[static_cast<std::size_t>(g)];
+      const SimTime d = pending_compute[static_cast<std::size_t>(e)];
+      pending_compute[static_cast<std::size_t>(e)] = -1;
+      SimTime end = clock + d;
+      if (scenario.kv_offload.use_layerwise) {
+        const SimTime per_layer = d / std::max(scenario.model.num_layers, 1);
+        end = std::max(clock + per_layer, grp.start + d);
+      }
+      grp.end = std::max(grp.end, end);
+      if (--grp.blocked == 0) events.push(grp.end, Event{EventKind::kGroupStepEnd, g});
     } else if (!woken->blocked() && pending_compute[static_cast<std::size_t>(e)] >= 0) {
       // The step's synchronous transfers are done: it computes now. With layer-wise loading
       // (LMCache use_layerwise) compute overlapped the loads, but the last layer's compute
@@ -492,6 +619,7 @@ void Simulation::Impl::throw_time_limit(EventKind kind) const {
           "times time_scale)";
       break;
     case EventKind::kStepEnd:
+    case EventKind::kGroupStepEnd:
       what =
           "a forward step (the GPU's rates: hardware.servers.*.gpu memory_bandwidth, "
           "bf16_dense; or compute)";
@@ -531,6 +659,9 @@ void Simulation::Impl::run_loop() {
           break;
         case EventKind::kStepEnd:
           handle_step_end(static_cast<int>(ev.payload.arg));
+          break;
+        case EventKind::kGroupStepEnd:
+          handle_group_step_end(static_cast<int>(ev.payload.arg));
           break;
         case EventKind::kNetwork:
           handle_network();

@@ -73,7 +73,8 @@ struct EngineConfig {
   bool full_cuda_graphs = true;
   // Memory outside PyTorch's allocator that vLLM's start-up profile counts (models/memory.hpp);
   // 0: the version's default (0.6 GiB from 0.11, whose final reading follows the CUDA-graph
-  // memory profiling; 0.35 GiB for 0.10, which has none). Set it from your start-up log.
+  // memory profiling; for 0.10, which has none, 0.13 GiB on one GPU and 0.55 GiB with tensor
+  // parallelism). Set it from your start-up log.
   Bytes non_torch_memory{0};
   // Set by the scenario loader when max_num_seqs / max_num_batched_tokens were not given (or 0):
   // they take vllm serve's default for the scenario's GPU.

@@ -205,7 +205,8 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
       TierReport& rep = sys_.reports_[static_cast<std::size_t>(path.tier)];
       rep.bytes_read += bytes;
       if (!synchronous()) ++loads_left_[r.id];
-      sys_.start(std::move(op), now, path.to_gpu, bytes, path.read_latency, path.read_resources);
+      sys_.start(std::move(op), now, path.to_gpu, bytes, path.read_latency, path.read_rate_cap,
+                 path.read_resources);
       ++started;
     }
     drop_lookup_pins(r.id);  // the loads hold their own pins now
@@ -228,7 +229,8 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
     const Bytes bytes = sys_.block_bytes_ * (n * sys_.chunk_blocks_);
     sys_.reports_[static_cast<std::size_t>(paths_[0].tier)].bytes_written += bytes;
     if (!synchronous()) ++stores_left_[r.id];
-    sys_.start(std::move(op), now, paths_[0].from_gpu, bytes, paths_[0].write_latency, paths_[0].write_resources);
+    sys_.start(std::move(op), now, paths_[0].from_gpu, bytes, paths_[0].write_latency,
+               paths_[0].write_rate_cap, paths_[0].write_resources);
     return 1;
   }
 
@@ -353,7 +355,7 @@ class OffloadSystem::EngineConnector : public ConnectorHooks {
     const Bytes bytes = sys_.block_bytes_ * (n * sys_.chunk_blocks_);
     sys_.reports_[static_cast<std::size_t>(paths_[next].tier)].bytes_written += bytes;
     const CascadePath& cp = cascades_[next - 1];
-    sys_.start(std::move(c), now, cp.route, bytes, cp.latency, cp.resources);
+    sys_.start(std::move(c), now, cp.route, bytes, cp.latency, BytesPerSec{0}, cp.resources);
   }
 
   OffloadSystem& sys_;
@@ -408,7 +410,8 @@ ConnectorHooks& OffloadSystem::attach(Engine& engine, std::vector<TierPath> path
   return *connectors_.back();
 }
 
-std::uint64_t OffloadSystem::start(Op op, SimTime now, const hw::Route& route, Bytes bytes, SimTime latency,
+std::uint64_t OffloadSystem::start(Op op, SimTime now, const hw::Route& route, Bytes bytes,
+                                   SimTime latency, BytesPerSec rate_cap,
                                    const std::vector<hw::ResourceId>& resources) {
   const std::uint64_t tag = next_tag_++;
   op.started = now;
@@ -416,6 +419,7 @@ std::uint64_t OffloadSystem::start(Op op, SimTime now, const hw::Route& route, B
   op.route = &route;
   hw::TransferOptions opts;
   opts.extra_latency = latency;
+  opts.rate_cap = rate_cap;
   opts.resources = resources;
   opts.tag = tag;
   net_.start(now, route, bytes, opts);

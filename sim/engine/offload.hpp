@@ -41,6 +41,11 @@ struct TierPath {
   std::vector<hw::ResourceId> read_resources;
   std::vector<hw::ResourceId> write_resources;
   bool host_memory = false;  // the tier lives in the host DRAM that lower tiers stream through
+  // The transfer's own ceiling, 0 for none: LMCache moves KV between the paged GPU cache and
+  // pinned host memory with a gather/scatter kernel (multi_layer_kv_transfer), below the copy
+  // engines' rate (sim/cluster/offload_builder.cpp).
+  BytesPerSec read_rate_cap{0};
+  BytesPerSec write_rate_cap{0};
 };
 
 // How data moves from tier k to tier k+1 behind it, for one engine's stack.
@@ -134,7 +139,7 @@ class OffloadSystem {
   };
   void observe(const Op& op, SimTime now) const;
   std::uint64_t start(Op op, SimTime now, const hw::Route& route, Bytes bytes, SimTime latency,
-                      const std::vector<hw::ResourceId>& resources);
+                      BytesPerSec rate_cap, const std::vector<hw::ResourceId>& resources);
 
   hw::FlowNetwork& net_;
   Bytes block_bytes_;

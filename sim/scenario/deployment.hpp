@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "models/compute_model.hpp"
 #include "models/memory.hpp"
@@ -39,6 +40,8 @@ struct EngineSizing {
   std::int64_t max_model_len = 0;  // engine.max_model_len, else the model's
   std::int64_t gpus = 0;           // over all servers
   std::int64_t replicas = 0;       // engines: gpus / tensor_parallel_size
+  // Said of the sizing (a KV cache sized at the GPU's memory_max, not refused): run notes.
+  std::vector<std::string> notes;
 };
 // The sizing of a scenario that check_deployment passes.
 EngineSizing size_engines(const Scenario& sc);

@@ -45,6 +45,52 @@ StructTable make_host_link_table() {
       .build();
 }
 
+StructTable make_pair_collectives_table() {
+  using hw::PairCollectives;
+  return TableBuilder<PairCollectives>(
+             "PairCollectives",
+             "NCCL collectives measured between two GPUs of this kind in one server (nccl-tests "
+             "sizes: all_reduce its input, all_gather each GPU's input, reduce_scatter each GPU's "
+             "output); times of one call, interpolated linearly between sizes.")
+      .double_list("bytes", &PairCollectives::bytes, "Message sizes, increasing.", Range::above(0))
+      .required()
+      .double_list("all_reduce_us", &PairCollectives::all_reduce_us,
+                   "All-reduce time at each size, microseconds.", Range::above(0))
+      .required()
+      .double_list("all_gather_us", &PairCollectives::all_gather_us,
+                   "All-gather time at each size, microseconds.", Range::above(0))
+      .required()
+      .double_list("reduce_scatter_us", &PairCollectives::reduce_scatter_us,
+                   "Reduce-scatter time at each size, microseconds.", Range::above(0))
+      .required()
+      .string("source", &PairCollectives::source, "Where the measurement comes from.")
+      .check([](PairCollectives& c, const KeyGiven&, std::vector<FieldIssue>& issues) {
+        for (std::size_t i = 1; i < c.bytes.size(); ++i) {
+          if (!(c.bytes[i] > c.bytes[i - 1])) {
+            issues.push_back({"bytes", ProblemClass::kBadValue,
+                              "sizes must increase (entry " + std::to_string(i) + ")"});
+            break;
+          }
+        }
+        const auto same = [&](const std::vector<double>& v, const char* key) {
+          if (v.size() != c.bytes.size()) {
+            issues.push_back({key, ProblemClass::kBadValue,
+                              "needs one time per size: " + std::to_string(v.size()) + " for " +
+                                  std::to_string(c.bytes.size()) + " sizes"});
+          }
+        };
+        same(c.all_reduce_us, "all_reduce_us");
+        same(c.all_gather_us, "all_gather_us");
+        same(c.reduce_scatter_us, "reduce_scatter_us");
+      })
+      .build();
+}
+
+const StructTable& pair_collectives_table() {
+  static const StructTable t = make_pair_collectives_table();
+  return t;
+}
+
 StructTable make_gpu_table() {
   return TableBuilder<hw::GpuSpec>(
              "GpuSpec",
@@ -55,6 +101,13 @@ StructTable make_gpu_table() {
       .bytes("memory", &hw::GpuSpec::memory, "Total device memory as CUDA reports it.",
              Range::above(0))
       .required()
+      .bytes(
+          "memory_max", &hw::GpuSpec::memory_max,
+          "The most CUDA reports for this card on other hosts (driver, display, WSL), at most "
+          "nvidia-smi's total; 0B, or not above memory (a memory given beside a preset): none. A "
+          "deployment vLLM refuses at memory but starts at memory_max is sized at the smallest "
+          "KV cache that starts, with a note, instead of refused.",
+          Range::at_least(0))
       .byte_rate("memory_bandwidth", &hw::GpuSpec::memory_bandwidth, "Peak memory bandwidth.",
                  Range::above(0))
       .required()
@@ -82,6 +135,9 @@ StructTable make_gpu_table() {
       .string("cuda_name", &hw::GpuSpec::cuda_name,
               "Device name as CUDA and nvidia-smi report it; a measured kernel profile of this "
               "name is what compute.kind auto picks.")
+      .nested("nccl_pair", &hw::GpuSpec::nccl_pair, pair_collectives_table(),
+              "NCCL collectives measured between two such GPUs; absent: kvsim's ring model "
+              "(docs/models.md, Measured NCCL between two GPUs).")
       .string("source", &hw::GpuSpec::source, "Citations for the figures.")
       .build();
 }
@@ -386,8 +442,8 @@ StructTable make_engine_table() {
                "the free KV blocks (vllm/config/scheduler.py); default: on from vLLM 0.19.")
       .bytes("non_torch_memory", &EngineConfig::non_torch_memory,
              "Memory outside PyTorch's allocator that vLLM's start-up profile subtracts (its log's "
-             "non_torch_memory); 0B: the version's default (0.6GiB from vLLM 0.11 on, 0.35GiB for "
-             "0.10; docs/models.md).",
+             "non_torch_memory); 0B: the version's default (0.6GiB from vLLM 0.11 on; for 0.10 "
+             "0.13GiB on one GPU, 0.55GiB with tensor parallelism; docs/models.md).",
              Range::at_least(0))
       .int64("num_gpu_blocks_override", &EngineConfig::num_gpu_blocks_override,
              "KV cache blocks; 0 derives them from memory as vLLM does.",

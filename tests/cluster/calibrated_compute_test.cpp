@@ -3,16 +3,18 @@
 // version-dependent defaults and the batch limits vllm serve picks for a GPU.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
 
-#include "sim/core/error.hpp"
 #include "sim/cluster/compute_factory.hpp"
-#include "sim/scenario/scenario.hpp"
 #include "sim/cluster/simulation.hpp"
+#include "sim/core/error.hpp"
+#include "sim/scenario/deployment.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace kvsim::cluster {
 using namespace kvsim::scenario;  // NOLINT: the scenarios these tests load and decode
@@ -86,6 +88,49 @@ TEST(CalibratedCompute, AutoFallsBackToTheRooflineWithAReason) {
   const ComputeChoice q = make_compute_model(
       load(scenario("rtx-pro-6000-server", "{preset: llama-3.1-8b, dtype: fp8}", "max_model_len: 8192")));
   EXPECT_EQ(q.kind, models::ComputeKind::kRoofline);
+}
+
+// A dense model without a fit of its own on a GPU that has one (Qwen3-8B on the RTX 4090) runs on
+// the GPU's measured fit of another model, rescaled by the roofline's ratio of the two models,
+// not on the bare roofline; the note names the fit and the rescale's leave-one-model-out error
+// (measured on the RTX PRO 6000, the only GPU with two dense models: Llama-3.1-8B and Qwen3-32B
+// at TP 1 and 2, each rescaled to the other: 4 pairs). An MoE model gets no such rescale.
+TEST(CalibratedCompute, AnotherModelsFitOnTheSameGpu) {
+  const Scenario q = load(scenario("rtx4090", "{preset: qwen3-8b}", "max_model_len: 8192"));
+  const ComputeChoice c = make_compute_model(q);
+  EXPECT_EQ(c.kind, models::ComputeKind::kFitted);
+  EXPECT_EQ(fs::path(c.source).filename(), "rtx4090-llama-3.1-8b-vllm0.19.yaml");
+  bool noted = false;
+  for (const auto& n : c.notes)
+    noted = noted || n.find("leave-one-model-out over another GPU's") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // The rescale keeps the measured kernels' shape: its 2,048-token prefill differs from the
+  // roofline's, and lands within 15 % of the Llama fit's (the two models' FLOPs per token are
+  // within 2 %).
+  Scenario roof = q;
+  roof.compute.kind = models::ComputeKind::kRoofline;
+  models::BatchShape prefill;
+  prefill.prefills.push_back({2048, 0});
+  const double rescaled = c.model->step_time(prefill).kernels_s();
+  const double roofline = make_compute_model(roof).model->step_time(prefill).kernels_s();
+  const double llama =
+      make_compute_model(load(scenario("rtx4090", "{preset: llama-3.1-8b}", "max_model_len: 8192")))
+          .model->step_time(prefill)
+          .kernels_s();
+  EXPECT_GT(std::abs(rescaled - roofline) / roofline, 0.01);
+  EXPECT_NEAR(rescaled / llama, 1.0, 0.15);
+  const CrossModelError loo =
+      cross_model_error(kProfiles, "NVIDIA RTX PRO 6000 Blackwell Server Edition", {});
+  EXPECT_EQ(loo.pairs, 4);
+  EXPECT_LE(loo.median_abs, loo.max_abs);
+  EXPECT_LT(loo.max_abs, 0.15);
+  EXPECT_EQ(cross_model_error(kProfiles, "NVIDIA GeForce RTX 4090", {}).pairs, 0);
+  // An MoE model without its own fit keeps the roofline.
+  LoadOptions unchecked = options();
+  unchecked.check_deployment = false;  // 57 GiB of weights: only the compute model is asked for
+  const Scenario moe = load_scenario_text(
+      scenario("rtx4090", "{preset: qwen3-30b-a3b}", "max_model_len: 4096"), "t.yaml", unchecked);
+  EXPECT_EQ(make_compute_model(moe).kind, models::ComputeKind::kRoofline);
 }
 
 // A fit pinned in a scenario whose GPU or model is another is refused, naming the key and the way
@@ -171,6 +216,48 @@ TEST(CalibratedCompute, VersionDefaults) {
   }
 }
 
+// vLLM 0.10.1.1's sizing of `vllm serve Qwen/Qwen3-8B` on an RTX 4090 (max_model_len 40,960, one
+// request needs 40,960 x 144 KiB = 5.625 GiB): weights 15.27 GiB, the FlashInfer profile sampler
+// 256 x 151,936 x 14 B = 0.51 GiB (+ hidden states), non-torch 0.13 GiB leave
+// 0.9 x 23.52 - 15.92 = 5.24 GiB at the catalog's total (refused) and 0.9 x 23.99 - 15.92 =
+// 5.66 GiB at the most CUDA reports for the card (starts). kvsim sizes it at the least that
+// starts, with a note; without memory_max, or where even memory_max is short, it refuses.
+TEST(CalibratedCompute, SizingThatDependsOnTheCardIsNotRefused) {
+  const Scenario s = load(scenario("rtx4090", "{preset: qwen3-8b}", "vllm_version: \"0.10\""));
+  EXPECT_FALSE(check_deployment(s).has_value());
+  const EngineSizing sizing = size_engines(s);
+  EXPECT_EQ(sizing.max_model_len, 40960);
+  EXPECT_EQ(sizing.kv.kv_tokens, 40960);
+  EXPECT_TRUE(sizing.kv.fits_max_model_len);
+  ASSERT_EQ(sizing.notes.size(), 1U);
+  EXPECT_NE(sizing.notes[0].find("23.99 GiB"), std::string::npos) << sizing.notes[0];
+  Simulation sim(s);
+  EXPECT_EQ(sim.info().gpu_kv_cache_tokens, 40960);
+  bool noted = false;
+  for (const auto& n : sim.info().notes)
+    noted = noted || n.find("the least that starts") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // At a card that reports 23.52 GiB and no more, vLLM refuses: so does kvsim, at the key.
+  const Scenario fixed = load_scenario_text(
+      scenario("rtx4090", "{preset: qwen3-8b}", "vllm_version: \"0.10\""), "t.yaml", [] {
+        LoadOptions o = options();
+        o.check_deployment = false;
+        o.overrides.push_back(parse_override("hardware.servers.0.gpu.memory_max=0B"));
+        return o;
+      }());
+  const auto refused = check_deployment(fixed);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->path, "engine.max_model_len");
+  // vLLM 0.19 on the same card: its heavier non-torch term (0.6 GiB) leaves 5.19 GiB even at
+  // 23.99 GiB: refused.
+  try {
+    load(scenario("rtx4090", "{preset: qwen3-8b}", ""));
+    ADD_FAILURE() << "Qwen3-8B at 40,960 tokens under vLLM 0.19 on a 4090 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.diagnostics().front().path, "engine.max_model_len");
+  }
+}
+
 // Parameters follow from the shape: a num_params that disagrees is refused with its location,
 // one left out is derived.
 TEST(CalibratedCompute, ParametersDeriveFromTheShape) {
@@ -222,6 +309,54 @@ TEST(CalibratedCompute, DataParallelMoeDeploymentRuns) {
   EXPECT_EQ(servers.size(), 2U);
   EXPECT_GT(r.requests.size(), 0U);
   EXPECT_EQ(r.info.failed_requests, 0);
+}
+
+// Steps of two ranks that overlap in time without starting and ending together (none when the
+// ranks step in lockstep).
+int unaligned_overlaps(const Scenario& s) {
+  std::vector<io::StepRecord> steps[2];
+  Simulation sim(s);
+  const StepCallback on_step = [&](const io::StepRecord& r) { steps[r.server].push_back(r); };
+  const RunResult r = sim.run(on_step);
+  EXPECT_EQ(r.info.failed_requests, 0);
+  EXPECT_FALSE(steps[0].empty() || steps[1].empty());
+  int unaligned = 0;
+  for (const auto& a : steps[0]) {
+    for (const auto& b : steps[1]) {
+      const double a_end = a.time_s + a.duration_ms * 1e-3;
+      const double b_end = b.time_s + b.duration_ms * 1e-3;
+      // Steps that touch (one ends as the next begins) do not overlap; 1 ns of rounding.
+      const bool overlap = a.time_s < b_end - 1e-9 && b.time_s < a_end - 1e-9;
+      const bool together = a.time_s == b.time_s && a.duration_ms == b.duration_ms;
+      if (overlap && !together) ++unaligned;
+    }
+  }
+  return unaligned;
+}
+
+// vLLM's data-parallel ranks of an MoE model step in lockstep (DPEngineCoreProc: the MoE layers'
+// collectives join them in every forward pass; an idle rank runs a dummy batch): every step of
+// one rank that overlaps a step of the other starts and ends with it, lasting as long as the
+// slower. The ranks of a dense model are independent engines and step alone.
+TEST(CalibratedCompute, MoeDataParallelRanksStepInLockstep) {
+  // Prompts and answers of varied lengths, so that the ranks' batches differ.
+  const auto varied = [](std::string yaml) {
+    const auto swap = [&](const std::string& from, const std::string& to) {
+      yaml.replace(yaml.find(from), from.size(), to);
+    };
+    swap("num_tokens: {distribution: constant, value: 100}",
+         "num_tokens: {distribution: uniform, min: 20, max: 400}");
+    swap("num_tokens: {distribution: constant, value: 40}",
+         "num_tokens: {distribution: uniform, min: 5, max: 80}");
+    return load(yaml);
+  };
+  const Scenario moe = varied(
+      scenario("rtx-pro-6000-server", "{preset: qwen3-30b-a3b}",
+               "data_parallel_size: 2, enable_expert_parallel: true, max_model_len: 8192", 2));
+  EXPECT_EQ(unaligned_overlaps(moe), 0);
+  const Scenario dense = varied(scenario("rtx-pro-6000-server", "{preset: llama-3.1-8b}",
+                                         "data_parallel_size: 2, max_model_len: 8192", 2));
+  EXPECT_GT(unaligned_overlaps(dense), 0);
 }
 
 // The acceptance scenario: naming only the GPU and model presets and the engine arguments, a

@@ -23,7 +23,8 @@ const Catalog& gpus() {
   return c;
 }
 
-// The nine GPUs, each with the GpuSpec keys (num_sms and cuda_name where known).
+// The nine GPUs, each with the GpuSpec keys (num_sms, cuda_name and a measured NCCL sweep where
+// known).
 TEST(GpuCatalog, HasTheGpusWithAllKeys) {
   const std::set<std::string> expected = {"rtx4090",      "rtx5090",  "l4",   "l40s",        "a100-80g-sxm",
                                           "h100-sxm",     "h200",     "rtx-pro-6000", "rtx-pro-6000-server"};
@@ -39,10 +40,45 @@ TEST(GpuCatalog, HasTheGpusWithAllKeys) {
   for (const auto& [name, e] : gpus()) {
     std::set<std::string> got;
     for (const auto& [k, v] : e) {
-      if (k != "num_sms" && k != "cuda_name") got.insert(k);
+      if (k != "num_sms" && k != "cuda_name" && k != "memory_max" && k.rfind("nccl_pair.", 0) != 0)
+        got.insert(k);
     }
     EXPECT_EQ(got, keys) << name;
     EXPECT_FALSE(e.at("source").empty()) << name;
+  }
+}
+
+// Where the catalog gives the most CUDA reports for a card (memory_max), it lies between the
+// calibration host's total and the board's memory: the RTX 4090's 24,564 MiB (nvidia-smi).
+TEST(GpuCatalog, MemoryMaxBoundsTheReportedTotal) {
+  for (const auto& [name, e] : gpus()) {
+    if (e.count("memory_max") == 0) continue;
+    EXPECT_GE(kvsim::testing::parse_quantity(e.at("memory_max")),
+              kvsim::testing::parse_quantity(e.at("memory")))
+        << name;
+  }
+  EXPECT_DOUBLE_EQ(kvsim::testing::parse_quantity(gpus().at("rtx4090").at("memory_max")),
+                   24564.0 * 1048576);
+}
+
+// The RTX PRO 6000 Server Edition's NCCL sweep (docs/sources.md A10): 24 sizes from 4 KiB to
+// 20 MiB, each collective slower than its latency floor at the top, and no faster per byte than
+// PCIe 5.0 x16 (63 GB/s per direction) allows: at 2 GPUs an all-reduce of S moves S per direction,
+// an all-gather or reduce-scatter of S per GPU moves S.
+TEST(GpuCatalog, MeasuredNcclSweepIsPhysical) {
+  const auto& e = gpus().at("rtx-pro-6000-server");
+  for (const char* c : {"all_reduce_us", "all_gather_us", "reduce_scatter_us"}) {
+    const auto bytes = kvsim::testing::numbers(e.at("nccl_pair.bytes"));
+    const auto us = kvsim::testing::numbers(e.at(std::string("nccl_pair.") + c));
+    ASSERT_EQ(bytes.size(), 24U) << c;
+    ASSERT_EQ(us.size(), bytes.size()) << c;
+    EXPECT_DOUBLE_EQ(bytes.front(), 4096);
+    EXPECT_DOUBLE_EQ(bytes.back(), 20 * 1048576.0);
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      EXPECT_GT(us[i], 5.0) << c << " " << bytes[i];  // no NCCL call under ~5 us
+      EXPECT_GE(us[i] * 1e-6, bytes[i] / 63e9) << c << " " << bytes[i];
+    }
+    EXPECT_GT(us.back(), 10 * us.front()) << c;
   }
 }
 

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace kvsim::testing {
 
@@ -116,6 +117,18 @@ inline double parse_quantity(const std::string& text) {
 inline double parse_time_ns(const std::string& text) {
   static const UnitScale units[] = {{"ns", 1.0}, {"us", 1e3}, {"ms", 1e6}};
   return parse_with_units(text, units);
+}
+
+// "[4096, 8192.5]" -> {4096, 8192.5} (a one-line flow list of numbers).
+inline std::vector<double> numbers(const std::string& text) {
+  const std::string t = trim(text);
+  if (t.size() < 2 || t.front() != '[' || t.back() != ']')
+    throw std::runtime_error("not a list: " + text);
+  std::vector<double> out;
+  std::stringstream items(t.substr(1, t.size() - 2));
+  std::string item;
+  while (std::getline(items, item, ',')) out.push_back(std::stod(trim(item)));
+  return out;
 }
 
 }  // namespace kvsim::testing

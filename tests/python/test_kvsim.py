@@ -242,9 +242,12 @@ def test_check_scenario_of_the_seed_deployment():
     assert c["gpu_kv_cache_tokens"] > 0
     assert c["memory_breakdown"] and all(isinstance(l, str) for l in c["memory_breakdown"])
     assert isinstance(c["compute_model"], str) and c["compute_model"]
-    # The CLI prints the same KV size.
+    # The CLI prints the same KV size, and the same step-time breakdown.
     out = cli("check-scenario", SEED / "4x4090-vram-only.yaml")
     assert "GPU KV cache size: %d tokens; 4 engines" % c["gpu_kv_cache_tokens"] in out
+    assert len(c["step_times"]) == 2 and "decode" in c["step_times"][0] and "prefill" in c["step_times"][1]
+    for line in c["step_times"]:
+        assert line in out
     small = kvsim.check_scenario(SMALL, set={"engine.num_gpu_blocks_override": 1000})
     assert small["gpu_kv_cache_tokens"] == 1000 * 16
 

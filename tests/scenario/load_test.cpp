@@ -469,6 +469,33 @@ TEST(Diagnostics, CrossFieldChecks) {
             "num_attention_heads (32), got 5");
 }
 
+// A measured NCCL sweep (gpu.nccl_pair) needs increasing sizes and one time per size of each
+// collective; the errors name the keys.
+TEST(Diagnostics, NcclPairSweepChecks) {
+  EXPECT_EQ(errors(kBase, with_catalog({"hardware.servers.0.gpu.nccl_pair={bytes: [4096, 8192], "
+                                        "all_reduce_us: [12, 13], all_gather_us: [10, 11], "
+                                        "reduce_scatter_us: [9, 10]}"})),
+            "");
+  const std::string bad =
+      errors(kBase, with_catalog({"hardware.servers.0.gpu.nccl_pair={bytes: [8192, 4096], "
+                                  "all_reduce_us: [12], all_gather_us: [10, 11], "
+                                  "reduce_scatter_us: [9, 10]}"}));
+  EXPECT_NE(bad.find("hardware.servers.0.gpu.nccl_pair.bytes: sizes must increase (entry 1)"),
+            std::string::npos)
+      << bad;
+  EXPECT_NE(
+      bad.find(
+          "hardware.servers.0.gpu.nccl_pair.all_reduce_us: needs one time per size: 1 for 2 sizes"),
+      std::string::npos)
+      << bad;
+  EXPECT_NE(
+      errors(kBase,
+             with_catalog({"hardware.servers.0.gpu.nccl_pair={bytes: [4096], all_reduce_us: [-1], "
+                           "all_gather_us: [1], reduce_scatter_us: [1]}"}))
+          .find("all_reduce_us"),
+      std::string::npos);
+}
+
 // vLLM's kv_cache_dtype "auto" is the model's activation dtype: fp16 for an fp16 model, bf16 for
 // FP8 and int4 checkpoints (their activations are 16-bit); fp8 KV only when asked.
 TEST(Diagnostics, KvDtypeFollowsDtypeUnlessGiven) {
@@ -606,9 +633,9 @@ TEST(Catalog, ErrorsInTheCatalogNameTheCatalogFile) {
                   ":2:11: error: g.memory: missing unit in '24': expected a byte size such as "
                   "24GiB (units: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)\n" +
                   file +
-                  ":6:3: error: g.preset: unknown key; valid keys: name, memory, "
+                  ":6:3: error: g.preset: unknown key; valid keys: name, memory, memory_max, "
                   "memory_bandwidth, bf16_dense, fp8_dense, host_link, p2p, nvlink, gpudirect, "
-                  "num_sms, cuda_name, source");
+                  "num_sms, cuda_name, nccl_pair, source");
   }
   // A scenario using that catalog reports the catalog's problems, once.
   LoadOptions o;
