@@ -94,25 +94,25 @@ double vllm_all_reduce_s(double bytes, const CollectiveLink& link) {
 
 namespace {
 
-double ring_all_gather_formula_s(double bytes, const CollectiveLink& link) {
+// An all-gather whose result is `bytes`, or a reduce-scatter of `bytes`: the measured sweep
+// `measured_us` at each GPU's share (nccl-tests' size), else the ring, where both take the same.
+double gather_or_scatter_s(double bytes, const CollectiveLink& link,
+                           const std::vector<double>& measured_us) {
+  if (link.ranks <= 1 || bytes <= 0) return 0;
   const double k = link.ranks;
+  if (link.uses_measured())
+    return interpolate_measured_s(link.measured.bytes, measured_us, bytes / k);
   return link.call_latency_s + (k - 1) * (link.hop_latency_s + bytes / (k * link.rate_bytes_per_s));
 }
 
 }  // namespace
 
 double nccl_all_gather_s(double bytes, const CollectiveLink& link) {
-  if (link.ranks <= 1 || bytes <= 0) return 0;
-  if (link.uses_measured())
-    return interpolate_measured_s(link.measured.bytes, link.measured.all_gather_us, bytes / 2);
-  return ring_all_gather_formula_s(bytes, link);
+  return gather_or_scatter_s(bytes, link, link.measured.all_gather_us);
 }
 
 double nccl_reduce_scatter_s(double bytes, const CollectiveLink& link) {
-  if (link.ranks <= 1 || bytes <= 0) return 0;
-  if (link.uses_measured())
-    return interpolate_measured_s(link.measured.bytes, link.measured.reduce_scatter_us, bytes / 2);
-  return ring_all_gather_formula_s(bytes, link);
+  return gather_or_scatter_s(bytes, link, link.measured.reduce_scatter_us);
 }
 
 }  // namespace kvsim::hw

@@ -186,6 +186,32 @@ MemoryBreakdown kv_capacity(const MemoryInputs& in) {
   out.kv_tokens = out.num_blocks * in.block_size;
   out.max_concurrency = static_cast<double>(out.kv_tokens) / static_cast<double>(max_model_len);
   out.fits_max_model_len = out.num_blocks > 0 && out.kv_tokens >= max_model_len;
+  const std::int64_t derived_blocks = out.num_blocks;
+  const std::int64_t derived_tokens = out.kv_tokens;
+  std::int64_t most_tokens = 0;  // at total_memory_max, when that decides
+  if (!out.fits_max_model_len && in.total_memory_max > in.total_memory &&
+      in.num_gpu_blocks_override == 0 && in.kv_cache_memory.value == 0) {
+    MemoryInputs most = in;
+    most.total_memory = in.total_memory_max;
+    most.total_memory_max = Bytes{0};
+    most_tokens = kv_capacity(most).kv_tokens;
+    if (most_tokens >= max_model_len) {
+      out.num_blocks = (max_model_len + in.block_size - 1) / in.block_size;
+      out.usable_blocks = out.num_blocks - 1;
+      out.kv_tokens = out.num_blocks * in.block_size;
+      out.max_concurrency = static_cast<double>(out.kv_tokens) / static_cast<double>(max_model_len);
+      out.fits_max_model_len = true;
+      out.started_note = "vLLM refuses max_model_len " + std::to_string(max_model_len) +
+                         " at the catalog's total of " + gib(in.total_memory) + " (" +
+                         std::to_string(derived_tokens) + " tokens of KV) but starts at the " +
+                         gib(in.total_memory_max) + " CUDA reports for this card on other hosts (" +
+                         std::to_string(most_tokens) +
+                         " tokens): sized at the least that starts, " +
+                         std::to_string(out.kv_tokens) +
+                         " tokens; set hardware.servers.*.gpu.memory to your card's total "
+                         "(torch.cuda.mem_get_info()[1]) to decide";
+    }
+  }
 
   auto& e = out.explanation;
   if (tp > 1) {
@@ -236,12 +262,21 @@ MemoryBreakdown kv_capacity(const MemoryInputs& in) {
     e.push_back("num_blocks = num_gpu_blocks_override " + std::to_string(out.num_blocks));
   } else {
     e.push_back("num_blocks = available KV // (" + std::to_string(in.block_size) + " tokens x " +
-                std::to_string(kv_per_token) + " bytes) = " + std::to_string(out.num_blocks) +
-                " (" + std::to_string(out.usable_blocks) + " usable; block 0 is the null block)");
+                std::to_string(kv_per_token) + " bytes) = " + std::to_string(derived_blocks) +
+                " (" + std::to_string(std::max<std::int64_t>(derived_blocks - 1, 0)) +
+                " usable; block 0 is the null block)");
   }
-  e.push_back("GPU KV cache size = " + std::to_string(out.kv_tokens) + " tokens; max concurrency " +
-              fixed(out.max_concurrency, 2) + "x at max_model_len " +
-              std::to_string(max_model_len));
+  if (!out.started_note.empty()) {
+    e.push_back("at " + gib(in.total_memory) + ": " + std::to_string(derived_tokens) +
+                " tokens, less than max_model_len; at memory_max " + gib(in.total_memory_max) +
+                ": " + std::to_string(most_tokens) + " tokens");
+    e.push_back("GPU KV cache size = " + std::to_string(out.kv_tokens) +
+                " tokens (the least that starts: one max_model_len request)");
+  } else {
+    e.push_back("GPU KV cache size = " + std::to_string(out.kv_tokens) +
+                " tokens; max concurrency " + fixed(out.max_concurrency, 2) +
+                "x at max_model_len " + std::to_string(max_model_len));
+  }
   if (out.num_blocks <= 0) {
     e.push_back("vLLM would stop: no available memory for the cache blocks");
   } else if (!out.fits_max_model_len) {

@@ -92,6 +92,11 @@ enum class SamplerProfile {
 struct MemoryInputs {
   ModelSpec model;
   Bytes total_memory{0};  // total device memory as CUDA reports it
+  // The most CUDA reports for this kind of card on other hosts (hw::GpuSpec::memory_max); 0, or
+  // not above total_memory: none. When one max_model_len request fits at this total but not at
+  // total_memory, whether vLLM starts depends on the card at hand: the cache is sized at the
+  // least that starts (one max_model_len request) and `started_note` says so.
+  Bytes total_memory_max{0};
   double gpu_memory_utilization = 0.9;
   std::int64_t max_num_batched_tokens = 2048;  // vllm serve default on < 70 GiB GPUs
   std::int64_t max_num_seqs = 256;
@@ -146,6 +151,8 @@ struct MemoryBreakdown {
   // vLLM refuses to start when one max_model_len request does not fit ("The model's max seq
   // len (...) is larger than the maximum number of tokens that can be stored in KV cache").
   bool fits_max_model_len = false;
+  // Non-empty when the cache was sized at the least that starts (MemoryInputs::total_memory_max).
+  std::string started_note;
   std::vector<std::string> explanation;  // one line per term, for reports
 };
 

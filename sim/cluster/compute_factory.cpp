@@ -117,10 +117,10 @@ std::unique_ptr<models::ComputeModel> rescaled_fit(const models::FittedCoefficie
 
 }  // namespace
 
-CrossModelError cross_model_error(const std::string& profiles_dir, const std::string& cuda_name,
+namespace {
+
+CrossModelError cross_model_error(const std::vector<Shipped>& all, const std::string& cuda_name,
                                   const models::RooflineParams& rp) {
-  std::vector<std::string> ignored;
-  const std::vector<Shipped> all = shipped_profiles(profiles_dir, ignored);
   models::BatchShape decode;
   decode.decode_contexts.assign(128, 1024);
   models::BatchShape prefill;
@@ -160,6 +160,14 @@ CrossModelError cross_model_error(const std::string& profiles_dir, const std::st
   out.median_abs = n % 2 == 1 ? errors[n / 2] : 0.5 * (errors[n / 2 - 1] + errors[n / 2]);
   out.max_abs = errors.back();
   return out;
+}
+
+}  // namespace
+
+CrossModelError cross_model_error(const std::string& profiles_dir, const std::string& cuda_name,
+                                  const models::RooflineParams& rp) {
+  std::vector<std::string> ignored;
+  return cross_model_error(shipped_profiles(profiles_dir, ignored), cuda_name, rp);
 }
 
 std::string scenario_dir(const Scenario& sc) {
@@ -234,6 +242,7 @@ ComputeChoice make_compute_model(const Scenario& sc) {
   ComputeChoice out;
   std::optional<Shipped> fitted;
   bool cross_model = false;  // auto chose another model's fit on this GPU
+  std::vector<Shipped> all;  // the shipped fits auto chose from (whole unless a match was taken)
   out.kind = c.kind;
   switch (c.kind) {
     case models::ComputeKind::kAuto: {
@@ -243,7 +252,7 @@ ComputeChoice make_compute_model(const Scenario& sc) {
                   models::dtype_name(sc.model.dtype) + " / KV " +
                   models::dtype_name(sc.model.kv_dtype);
       } else {
-        std::vector<Shipped> all = shipped_profiles(sc.profiles_dir, out.notes);
+        all = shipped_profiles(sc.profiles_dir, out.notes);
         for (auto& s : all) {
           const std::string why = mismatch(s.coefficients, sc);
           if (why.empty()) {
@@ -333,9 +342,9 @@ ComputeChoice make_compute_model(const Scenario& sc) {
       const bool other_model = !deployment_fit && !models::shape_matches(co, sc.model, nullptr);
       if (cross_model) {
         inner = rescaled_fit(co, sc.model, tp, gpu, c.roofline, params);
-        CrossModelError loo = cross_model_error(sc.profiles_dir, gpu.cuda_name, c.roofline);
+        CrossModelError loo = cross_model_error(all, gpu.cuda_name, c.roofline);
         const bool this_gpu = loo.pairs > 0;
-        if (!this_gpu) loo = cross_model_error(sc.profiles_dir, "", c.roofline);
+        if (!this_gpu) loo = cross_model_error(all, "", c.roofline);
         char buf[320];
         if (loo.pairs > 0) {
           std::snprintf(buf, sizeof buf,

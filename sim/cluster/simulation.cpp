@@ -181,10 +181,12 @@ struct Simulation::Impl : workload::WorkloadContext {
   SimTime dummy_step = 0;     // the dummy batch an idle rank runs (one decode token)
   std::vector<std::optional<SimTime>> group_scratch;
   void try_start_group(int g);
-  // Rank steps of `durations` (nullopt: the rank has nothing and runs the dummy batch) start
-  // now on group g, unless no rank has any.
-  void launch_group(int g);
   void handle_group_step_end(int g);
+  // Group g between steps, now: each rank ends its step if it ran one (recorded with the group's
+  // duration, outputs delivered) or starts one if it has work (a rank that got work during the
+  // group's step joins here); the ranks' next steps then start together (a rank without one runs
+  // the dummy batch), unless no rank has any.
+  void step_group(int g);
   // Takes the usage samples due before `t`, checks for cancellation, and sets the clock to t.
   void advance_to(SimTime t);
   bool stoppable = false;
@@ -391,22 +393,35 @@ void Simulation::Impl::deliver_outputs(int e) {
 }
 
 void Simulation::Impl::try_start_group(int g) {
-  LockstepGroup& grp = groups[static_cast<std::size_t>(g)];
-  if (grp.stepping) return;  // a rank that got work joins at the group's next step
-  for (int r = 0; r < grp.size; ++r) {
-    auto& eng = *engines[static_cast<std::size_t>(grp.first) + static_cast<std::size_t>(r)];
-    std::optional<SimTime>& d = group_scratch[static_cast<std::size_t>(r)];
-    d.reset();
-    if (!eng.stepping() && eng.has_unfinished()) d = eng.start(clock);
-  }
-  launch_group(g);
+  // A rank that gets work while its group steps joins at the group's next step.
+  if (!groups[static_cast<std::size_t>(g)].stepping) step_group(g);
 }
 
-void Simulation::Impl::launch_group(int g) {
+void Simulation::Impl::handle_group_step_end(int g) {
   LockstepGroup& grp = groups[static_cast<std::size_t>(g)];
+  KVSIM_ASSERT(grp.stepping && grp.blocked == 0, "a lockstep group's step ended twice");
+  grp.stepping = false;
+  step_group(g);
+}
+
+void Simulation::Impl::step_group(int g) {
+  LockstepGroup& grp = groups[static_cast<std::size_t>(g)];
+  const SimTime wall = clock - grp.start;
   bool any = false;
-  for (int r = 0; r < grp.size; ++r)
-    any = any || group_scratch[static_cast<std::size_t>(r)].has_value();
+  for (int r = 0; r < grp.size; ++r) {
+    const int e = grp.first + r;
+    auto& eng = *engines[static_cast<std::size_t>(e)];
+    std::optional<SimTime>& d = group_scratch[static_cast<std::size_t>(r)];
+    d.reset();
+    if (eng.stepping()) {
+      d = eng.finish_step(clock);
+      record_step(e, wall);
+      deliver_outputs(e);
+    } else if (eng.has_unfinished()) {
+      d = eng.start(clock);
+    }
+    any = any || d.has_value();
+  }
   if (!any) return;
   grp.stepping = true;
   grp.start = clock;
@@ -425,27 +440,6 @@ void Simulation::Impl::launch_group(int g) {
     }
   }
   if (grp.blocked == 0) events.push(grp.end, Event{EventKind::kGroupStepEnd, g});
-}
-
-void Simulation::Impl::handle_group_step_end(int g) {
-  LockstepGroup& grp = groups[static_cast<std::size_t>(g)];
-  KVSIM_ASSERT(grp.stepping && grp.blocked == 0, "a lockstep group's step ended twice");
-  grp.stepping = false;
-  const SimTime wall = clock - grp.start;
-  for (int r = 0; r < grp.size; ++r) {
-    const int e = grp.first + r;
-    auto& eng = *engines[static_cast<std::size_t>(e)];
-    std::optional<SimTime>& d = group_scratch[static_cast<std::size_t>(r)];
-    d.reset();
-    if (eng.stepping()) {
-      d = eng.finish_step(clock);
-      record_step(e, wall);
-      deliver_outputs(e);
-    } else if (eng.has_unfinished()) {
-      d = eng.start(clock);  // arrived during the group's step: joins now
-    }
-  }
-  launch_group(g);
 }
 
 void Simulation::Impl::record_step(int e, SimTime wall) {
@@ -563,19 +557,6 @@ void Simulation::Impl::handle_network() {
     const int g = group_of.empty() ? -1 : group_of[static_cast<std::size_t>(e)];
     if (!woken->stepping()) {
       kick(e);
-    } else if (g >= 0 && !woken->blocked() && pending_compute[static_cast<std::size_t>(e)] >= 0) {
-      // A rank of a lockstep group: its compute begins now; the group's step ends with the
-      // last rank's.
-      LockstepGroup& grp = groups[static_cast<std::size_t>(g)];
-      const SimTime d = pending_compute[static_cast<std::size_t>(e)];
-      pending_compute[static_cast<std::size_t>(e)] = -1;
-      SimTime end = clock + d;
-      if (scenario.kv_offload.use_layerwise) {
-        const SimTime per_layer = d / std::max(scenario.model.num_layers, 1);
-        end = std::max(clock + per_layer, grp.start + d);
-      }
-      grp.end = std::max(grp.end, end);
-      if (--grp.blocked == 0) events.push(grp.end, Event{EventKind::kGroupStepEnd, g});
     } else if (!woken->blocked() && pending_compute[static_cast<std::size_t>(e)] >= 0) {
       // The step's synchronous transfers are done: it computes now. With layer-wise loading
       // (LMCache use_layerwise) compute overlapped the loads, but the last layer's compute
@@ -587,7 +568,16 @@ void Simulation::Impl::handle_network() {
         const SimTime per_layer = d / std::max(scenario.model.num_layers, 1);
         end = std::max(clock + per_layer, woken->current_step().start + d);
       }
-      events.push(end, Event{EventKind::kStepEnd, e});
+      if (g < 0) {
+        events.push(end, Event{EventKind::kStepEnd, e});
+      } else {
+        // A rank of a lockstep group: the group's step ends with its last rank's.
+        LockstepGroup& grp = groups[static_cast<std::size_t>(g)];
+        KVSIM_ASSERT(woken->current_step().start == grp.start,
+                     "a rank's step began apart from its group's");
+        grp.end = std::max(grp.end, end);
+        if (--grp.blocked == 0) events.push(grp.end, Event{EventKind::kGroupStepEnd, g});
+      }
     }
   }
 }

@@ -29,6 +29,7 @@ models::MemoryInputs memory_inputs(const Scenario& sc, std::int64_t max_model_le
   const auto& gpu = sc.hardware.servers.front().gpu;
   models::MemoryInputs mem;
   mem.total_memory = gpu.memory;
+  mem.total_memory_max = gpu.memory_max;
   mem.gpu_memory_utilization = sc.engine.gpu_memory_utilization;
   mem.model = sc.model;
   mem.max_num_batched_tokens = sc.engine.max_num_batched_tokens;
@@ -257,47 +258,8 @@ EngineSizing size_engines(const Scenario& sc) {
       sc.engine.max_model_len > 0 ? sc.engine.max_model_len : sc.model.max_position_embeddings;
   s.gpus = total_gpus(sc);
   s.replicas = s.gpus / sc.engine.tensor_parallel_size;
-  const models::MemoryInputs in = memory_inputs(sc, s.max_model_len);
-  s.kv = models::kv_capacity(in);
-  // The total CUDA reports for one kind of card varies with the host (driver, a display, WSL):
-  // where vLLM refuses at the catalog's total but starts at the most it reports (memory_max),
-  // whether it starts depends on the card at hand. kvsim does not refuse then: a server that
-  // starts holds at least one max_model_len request, the smallest KV cache it sizes it at.
-  const auto& gpu = sc.hardware.servers.front().gpu;
-  if (!s.kv.fits_max_model_len && gpu.memory_max > gpu.memory && in.num_gpu_blocks_override == 0 &&
-      in.kv_cache_memory.value == 0) {
-    models::MemoryInputs most = in;
-    most.total_memory = gpu.memory_max;
-    const models::MemoryBreakdown at_most = models::kv_capacity(most);
-    if (at_most.fits_max_model_len) {
-      const std::int64_t bs = sc.engine.block_size;
-      const std::int64_t blocks = (s.max_model_len + bs - 1) / bs;
-      std::ostringstream note;
-      note << "vLLM refuses max_model_len " << s.max_model_len << " at the catalog's total of "
-           << gib(gpu.memory) << " (" << s.kv.kv_tokens << " tokens of KV) but starts at the "
-           << gib(gpu.memory_max) << " CUDA reports for this card on other hosts ("
-           << at_most.kv_tokens << " tokens): sized at the least that starts, " << blocks * bs
-           << " tokens; set hardware.servers.*.gpu.memory to your card's total "
-              "(torch.cuda.mem_get_info()[1]) to decide";
-      const std::int64_t nominal_tokens = s.kv.kv_tokens;
-      s.kv.num_blocks = blocks;
-      s.kv.usable_blocks = blocks - 1;
-      s.kv.kv_tokens = blocks * bs;
-      s.kv.max_concurrency =
-          static_cast<double>(s.kv.kv_tokens) / static_cast<double>(s.max_model_len);
-      s.kv.fits_max_model_len = true;
-      // The last two lines said the size at `memory` and that vLLM would stop there.
-      auto& e = s.kv.explanation;
-      if (e.size() >= 2 && e.back().rfind("vLLM would stop", 0) == 0) e.pop_back();
-      if (!e.empty() && e.back().rfind("GPU KV cache size", 0) == 0) e.pop_back();
-      e.push_back("at " + gib(gpu.memory) + ": " + std::to_string(nominal_tokens) +
-                  " tokens, less than max_model_len; at memory_max " + gib(gpu.memory_max) + ": " +
-                  std::to_string(at_most.kv_tokens) + " tokens");
-      e.push_back("GPU KV cache size = " + std::to_string(s.kv.kv_tokens) +
-                  " tokens (the least that starts: one max_model_len request)");
-      s.notes.push_back(note.str());
-    }
-  }
+  s.kv = models::kv_capacity(memory_inputs(sc, s.max_model_len));
+  if (!s.kv.started_note.empty()) s.notes.push_back(s.kv.started_note);
   return s;
 }
 
