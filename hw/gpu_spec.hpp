@@ -44,7 +44,7 @@ struct GpuSpec {
   // display, WSL); at most the board's memory as nvidia-smi shows it. 0, or not above memory
   // (a memory given beside a preset): none. A deployment
   // that vLLM refuses at `memory` but starts at this is sized with a note, not refused
-  // (sim/scenario/deployment.cpp).
+  // (models/memory.hpp, kv_capacity).
   Bytes memory_max{0};
   BytesPerSec memory_bandwidth{0};  // peak
   FlopsPerSec bf16_dense{0};        // dense BF16 tensor FLOP/s with PyTorch's accumulate mode
